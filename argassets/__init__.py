@@ -1,0 +1,1 @@
+"""argassets: a Dagster code location for LLM-as-judge research on arguments."""

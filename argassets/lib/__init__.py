@@ -1,0 +1,1 @@
+"""The science: plain, typed functions that import nothing from Dagster."""

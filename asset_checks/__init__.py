@@ -1,0 +1,1 @@
+"""Asset checks, beside the stage they check."""

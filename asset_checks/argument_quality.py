@@ -1,0 +1,1 @@
+"""Asset checks: argument_quality."""

@@ -1,0 +1,1 @@
+"""Asset checks: knowledge_base."""

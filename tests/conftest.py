@@ -1,0 +1,36 @@
+"""Shared fixtures: the published data folder, and an isolated DuckDB file per test."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from argassets.lib.paths import resolve_data_dir
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir() -> Path:
+    """The published corpora (``$ARGASSETS_DATA_DIR`` or ``../shared/data``); tests need them."""
+    root = resolve_data_dir()
+    if root is None or not (root / "webis-argquality20").is_dir():
+        pytest.fail(
+            "the published data folder is missing: set ARGASSETS_DATA_DIR or place it at ../shared/data"
+        )
+    return root
+
+
+@pytest.fixture()
+def duckdb_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh DuckDB file for one test, also exported as ``$ARGASSETS_DUCKDB``."""
+    path = tmp_path / "argassets.duckdb"
+    monkeypatch.setenv("ARGASSETS_DUCKDB", str(path))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _no_user_registry_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests read the shipped registry unless they set ``$ARGASSETS_MODELS`` themselves."""
+    if "ARGASSETS_MODELS" in os.environ:
+        monkeypatch.delenv("ARGASSETS_MODELS")
