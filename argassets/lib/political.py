@@ -1,0 +1,483 @@
+"""Study B: political positions of arguments (prompts, score parsing, per-model stats, ensembles).
+
+The protocol follows "Validating Political Position Predictions of Arguments" (Robinson, Williams,
+Atkinson, Cohn, 2026). Every knowledge-base argument (a locution and its proposition) is shown to a
+model five times with the published prompt; the model answers a left-right score from 0 (extremely
+left) to 100 (extremely right), or ``NA`` when the text has no political content.
+
+An answer is one of three kinds (:func:`parse_score`):
+
+- a **score**: an integer 0-100 (``is_valid`` and not ``is_na``, ``score`` set);
+- **NA**: the apolitical answer (``is_valid`` and ``is_na``, ``score`` null);
+- **invalid**: anything else (not ``is_valid``, ``score`` null); kept with its raw text and counted,
+  never silently dropped and never counted as NA.
+
+Per argument and model (:func:`model_stats`) the valid scores give mean, variance and standard
+deviation (population moments, ``ddof = 0``, as in the published files), the NA count, and the
+probability of NA = NA count / repetitions. Ensembles (:func:`pool_ensemble`) concatenate their
+members' valid scores and add up their NA counts and repetitions.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "ENSEMBLES",
+    "N_REPETITIONS",
+    "PROTOCOL_SAMPLING",
+    "SCORE_JSON_SCHEMA",
+    "SYSTEM_PROMPT",
+    "USER_TEMPLATE",
+    "EnsembleMember",
+    "ParsedScore",
+    "ensemble_membership",
+    "model_stats",
+    "parse_score",
+    "pool_ensemble",
+    "prompt_sha256",
+    "render_prompt",
+    "render_prompts",
+    "scores_from_json",
+    "scores_to_json",
+    "summarise_scores",
+]
+
+#: Repetitions per argument and model (the paper's protocol).
+N_REPETITIONS = 5
+
+#: The paper's decoding parameters; a registry entry's ``sampling`` overrides each field.
+#: ``max_tokens`` is ours: ``{"Score": 100}`` needs about eight tokens, so 32 leaves room for
+#: spacing and code fences without letting a chatty model run on.
+PROTOCOL_SAMPLING: dict[str, float | int] = {"temperature": 0.0, "top_p": 0.1, "seed": 123, "max_tokens": 32}
+
+#: System message, verbatim from the paper (including its typographic quotes around NA).
+SYSTEM_PROMPT = (
+    "You will be provided with the text of a locution and its corresponding propositional content "
+    "that forms part of an argument from a UK political debating TV programme.\n"
+    "Your task is to decide where does the speaker stand on the 'left' to 'right' wing scale using "
+    "the speaker's locution and propositional content?\n"
+    "Provide your response as a score between 0 and 100 where 0 means 'Extremely left' and 100 means "
+    "'Extremely right'. If the text does not have political content, set the score to \u201cNA\u201d.\n"
+    "Output in JSON format using the following template: {'Score' : int}.\n"
+    "\n"
+    "Do not include any additional context, preamble, or explanation."
+)
+
+#: User message template, verbatim from the paper; ``{proposition}`` and ``{locution}`` are the only
+#: placeholders (the literal ``{'Score' : int}`` is not one, so :func:`render_prompt` substitutes
+#: by name instead of :meth:`str.format`).
+USER_TEMPLATE = (
+    "Score the speaker's political position between 0 ('Extremely left') and 100 ('Extremely right'), "
+    "and 'NA' if there is no political content, using the following locution and proposition.\n"
+    "\n"
+    "Proposition: '{proposition}'\n"
+    "\n"
+    "Locution: '{locution}'\n"
+    "\n"
+    "Do not write an introduction or summary. Output in JSON format using the following template: "
+    "{'Score' : int}"
+)
+
+#: Structured output for backends that support it: ``{"Score": <int 0..100> | "NA"}``.
+SCORE_JSON_SCHEMA: dict = {
+    "type": "object",
+    "properties": {
+        "Score": {
+            "anyOf": [
+                {"type": "integer", "minimum": 0, "maximum": 100},
+                {"type": "string", "enum": ["NA"]},
+            ]
+        }
+    },
+    "required": ["Score"],
+    "additionalProperties": False,
+}
+
+#: The ensembles of the paper, in report order.
+ENSEMBLES: tuple[str, ...] = ("E1", "E2", "E3")
+
+
+def render_prompt(locution: str, proposition: str) -> tuple[str, str]:
+    """The protocol's (system, user) messages for one argument.
+
+    Parameters
+    ----------
+    locution
+        The locution text with the speaker prefix removed.
+    proposition
+        The propositional content (I-node text).
+
+    Returns
+    -------
+    tuple of str
+        ``(SYSTEM_PROMPT, user message)``.
+    """
+    if locution is None or proposition is None:
+        raise ValueError("render_prompt needs both a locution and a proposition (got None)")
+    user = USER_TEMPLATE.replace("{proposition}", str(proposition)).replace("{locution}", str(locution))
+    return SYSTEM_PROMPT, user
+
+
+def prompt_sha256(system: str, user: str) -> str:
+    """SHA-256 of the canonical JSON of the chat messages (same rule as the judging library)."""
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    canonical = json.dumps(messages, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def render_prompts(arguments: pd.DataFrame) -> pd.DataFrame:
+    """The protocol prompt for every knowledge-base argument.
+
+    Parameters
+    ----------
+    arguments
+        ``political_kb_arguments`` (needs ``argument_id``, ``locution``, ``proposition``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``argument_id``, ``locution``, ``proposition``, ``system``, ``user``, ``prompt_sha256``,
+        one row per argument in ``argument_id`` order.
+
+    Raises
+    ------
+    ValueError
+        When a column is missing, an ``argument_id`` repeats, or an argument lacks its text
+        (the message names the argument).
+    """
+    missing = {"argument_id", "locution", "proposition"} - set(arguments.columns)
+    if missing:
+        raise ValueError(f"political_kb_arguments lacks column(s) {sorted(missing)}")
+    duplicated = arguments["argument_id"][arguments["argument_id"].duplicated()]
+    if len(duplicated):
+        raise ValueError(f"political_kb_arguments: argument_id {duplicated.iloc[0]!r} occurs more than once")
+    rows = []
+    for argument_id, locution, proposition in zip(
+        arguments["argument_id"], arguments["locution"], arguments["proposition"], strict=True
+    ):
+        if not isinstance(locution, str) or not isinstance(proposition, str):
+            raise ValueError(f"political_kb_arguments: argument {argument_id!r} has no locution or proposition text")
+        system, user = render_prompt(locution, proposition)
+        rows.append((str(argument_id), locution, proposition, system, user, prompt_sha256(system, user)))
+    frame = pd.DataFrame(rows, columns=["argument_id", "locution", "proposition", "system", "user", "prompt_sha256"])
+    return frame.sort_values("argument_id", kind="stable").reset_index(drop=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# Parsing
+
+
+@dataclass(frozen=True)
+class ParsedScore:
+    """One parsed answer: a score 0-100, NA, or invalid (see the module docstring)."""
+
+    score: float | None
+    is_na: bool
+    is_valid: bool
+
+    @classmethod
+    def invalid(cls) -> ParsedScore:
+        return cls(score=None, is_na=False, is_valid=False)
+
+    @classmethod
+    def na(cls) -> ParsedScore:
+        return cls(score=None, is_na=True, is_valid=True)
+
+    @classmethod
+    def of(cls, value: int) -> ParsedScore:
+        return cls(score=float(value), is_na=False, is_valid=True)
+
+
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*(.*?)\s*```$", re.DOTALL)
+_OBJECT = re.compile(r"\{[^{}]*\}")
+_INTEGER = re.compile(r"^[+]?\d+$")
+
+
+def _value_to_parsed(value: object) -> ParsedScore:
+    """A ``Score`` value: an integer 0-100 (int, integral float, or digit string), or ``"NA"``."""
+    if isinstance(value, bool) or value is None:
+        return ParsedScore.invalid()
+    if isinstance(value, int):
+        return ParsedScore.of(value) if 0 <= value <= 100 else ParsedScore.invalid()
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer() and 0 <= value <= 100:
+            return ParsedScore.of(int(value))
+        return ParsedScore.invalid()
+    if isinstance(value, str):
+        text = value.strip().strip("\"'\u201c\u201d\u2018\u2019").strip()
+        if text.upper() == "NA":
+            return ParsedScore.na()
+        if _INTEGER.match(text):
+            number = int(text)
+            return ParsedScore.of(number) if 0 <= number <= 100 else ParsedScore.invalid()
+    return ParsedScore.invalid()
+
+
+def _object_to_parsed(text: str) -> ParsedScore | None:
+    """Parse a JSON (or Python-literal, as in the prompt's template) object with a ``Score`` key."""
+    value: object
+    try:
+        value = json.loads(text)
+    except ValueError:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+    if not isinstance(value, dict):
+        return None
+    keys = [key for key in value if isinstance(key, str) and key.strip().lower() == "score"]
+    if len(keys) != 1:
+        return None
+    return _value_to_parsed(value[keys[0]])
+
+
+def parse_score(text: str | None) -> ParsedScore:
+    """Parse one model answer into a score 0-100, NA, or invalid.
+
+    Accepted, after stripping whitespace and one Markdown code fence:
+
+    - a JSON object with one ``Score`` key (any case), also in the Python-literal spelling of the
+      prompt's own template (``{'Score' : 45}``); its value an integer 0-100 (an integral float
+      or a digit string count as that integer) or ``"NA"``;
+    - exactly one such object inside other text (a model that adds a preamble);
+    - the bare answer itself: ``45`` or ``NA``.
+
+    Everything else is invalid: out-of-range or fractional numbers, several objects, prose,
+    empty text, ``N/A`` and other spellings. Invalid answers are never guessed.
+
+    Parameters
+    ----------
+    text
+        The raw model output (``None`` is invalid).
+
+    Returns
+    -------
+    ParsedScore
+    """
+    if text is None:
+        return ParsedScore.invalid()
+    candidate = text.strip()
+    fenced = _FENCE.match(candidate)
+    if fenced:
+        candidate = fenced.group(1).strip()
+    if not candidate:
+        return ParsedScore.invalid()
+    if candidate.startswith("{"):
+        parsed = _object_to_parsed(candidate)
+        if parsed is not None:
+            return parsed
+    bare = _value_to_parsed(candidate)
+    if bare.is_valid:
+        return bare
+    objects = [found for found in (_object_to_parsed(m) for m in _OBJECT.findall(candidate)) if found is not None]
+    if len(objects) == 1:
+        return objects[0]
+    return ParsedScore.invalid()
+
+
+# ----------------------------------------------------------------------------------------------
+# Per-argument statistics
+
+
+def scores_to_json(scores: Iterable[float]) -> str:
+    """Valid scores as JSON text (integers written without a decimal point), e.g. ``[40, 50]``."""
+    return json.dumps([int(s) if float(s).is_integer() else float(s) for s in scores])
+
+
+def scores_from_json(text: str) -> list[float]:
+    """Inverse of :func:`scores_to_json`; raises ``ValueError`` on anything but a list of numbers."""
+    value = json.loads(text)
+    if not isinstance(value, list) or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        raise ValueError(f"not a JSON list of numbers: {text[:80]!r}")
+    return [float(v) for v in value]
+
+
+def summarise_scores(scores: Sequence[float]) -> tuple[float, float, float]:
+    """Mean, population variance (``ddof = 0``, as published) and standard deviation; NaN when empty."""
+    if len(scores) == 0:
+        return math.nan, math.nan, math.nan
+    values = np.asarray(scores, dtype=float)
+    mean = float(values.mean())
+    var = float(((values - mean) ** 2).mean())
+    return mean, var, math.sqrt(var)
+
+
+STATS_COLUMNS = [
+    "system",
+    "argument_id",
+    "scores",
+    "mean",
+    "var",
+    "std",
+    "na_count",
+    "invalid_count",
+    "n_repetitions",
+    "prob_na",
+]
+
+
+def model_stats(predictions: pd.DataFrame, system_column: str = "judge_model") -> pd.DataFrame:
+    """Per argument and model: valid scores, mean, variance, std, NA count, probability of NA.
+
+    Parameters
+    ----------
+    predictions
+        ``political_predictions`` rows (``argument_id``, ``repetition``, ``score``, ``is_na``,
+        ``is_valid`` and the model column).
+    system_column
+        Column naming the model (written to ``system``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``system``, ``argument_id``, ``scores`` (JSON list of the valid scores in repetition
+        order), ``mean``, ``var`` (population, ``ddof = 0``), ``std``, ``na_count``,
+        ``invalid_count``, ``n_repetitions`` (every repetition made, invalid ones included) and
+        ``prob_na = na_count / n_repetitions``.
+    """
+    required = {system_column, "argument_id", "repetition", "score", "is_na", "is_valid"}
+    missing = required - set(predictions.columns)
+    if missing:
+        raise ValueError(f"political_predictions lacks column(s) {sorted(missing)}")
+    if predictions.empty:
+        return pd.DataFrame({column: pd.Series(dtype=object) for column in STATS_COLUMNS})
+    frame = predictions.sort_values([system_column, "argument_id", "repetition"], kind="stable")
+    scored = frame["is_valid"].astype(bool) & ~frame["is_na"].astype(bool)
+    rows = []
+    for (system, argument_id), group in frame.groupby([system_column, "argument_id"], sort=True):
+        valid = scored.loc[group.index]
+        scores = group.loc[valid, "score"].astype(float).tolist()
+        na_count = int(group["is_na"].astype(bool).sum())
+        invalid = int((~group["is_valid"].astype(bool)).sum())
+        n = len(group)
+        mean, var, std = summarise_scores(scores)
+        rows.append((system, argument_id, scores_to_json(scores), mean, var, std, na_count, invalid, n, na_count / n))
+    out = pd.DataFrame(rows, columns=STATS_COLUMNS)
+    return out.astype({"na_count": "int64", "invalid_count": "int64", "n_repetitions": "int64"})
+
+
+# ----------------------------------------------------------------------------------------------
+# Ensembles
+
+
+@dataclass(frozen=True)
+class EnsembleMember:
+    """One model's standing in the ensembles and why."""
+
+    system: str
+    reasoning: bool
+    n_scores: int
+    n_na: int
+    n_invalid: int
+    eligible: bool
+    note: str
+    in_e1: bool
+    in_e2: bool
+    in_e3: bool
+
+
+def ensemble_membership(
+    stats: pd.DataFrame,
+    reasoning: Mapping[str, bool],
+    excluded: Mapping[str, str] | None = None,
+) -> list[EnsembleMember]:
+    """Which models make up E1, E2 and E3.
+
+    - **E1**: every eligible model.
+    - **E2**: eligible models whose registry entry says ``reasoning = true``.
+    - **E3**: eligible models whose NA answers outnumber their valid scores over the whole KB
+      (``n_na > n_scores``, strictly). The paper's formula prints the inequality the other way
+      round; its stated purpose (keep the models able to say NA) and its published ensemble
+      follow the rule used here.
+
+    Parameters
+    ----------
+    stats
+        :func:`model_stats` output for the models.
+    reasoning
+        Registry ``reasoning`` flag per model name (missing names count as ``False``).
+    excluded
+        Models that are not pooled, with the reason (baselines; imports keyed by another KB).
+
+    Returns
+    -------
+    list of EnsembleMember
+        One per model of ``stats`` and of ``excluded``, sorted by name.
+    """
+    excluded = dict(excluded or {})
+    members = []
+    counts: dict[str, tuple[int, int, int]] = {}
+    if not stats.empty:
+        lengths = stats["scores"].map(lambda text: len(scores_from_json(text)))
+        grouped = pd.DataFrame(
+            {"system": stats["system"], "n_scores": lengths, "na": stats["na_count"], "invalid": stats["invalid_count"]}
+        ).groupby("system")[["n_scores", "na", "invalid"]].sum()
+        counts = {name: (int(r.n_scores), int(r.na), int(r.invalid)) for name, r in grouped.iterrows()}
+    for name in sorted(set(counts) | set(excluded)):
+        n_scores, n_na, n_invalid = counts.get(name, (0, 0, 0))
+        flag = bool(reasoning.get(name, False))
+        if name in excluded:
+            members.append(EnsembleMember(name, flag, n_scores, n_na, n_invalid, False, excluded[name], False, False, False))
+            continue
+        in_e3 = n_na > n_scores  # E3 rule: NA answers outnumber valid scores over the whole KB
+        note = "NA answers outnumber valid scores" if in_e3 else "valid scores at least as many as NA answers"
+        members.append(EnsembleMember(name, flag, n_scores, n_na, n_invalid, True, note, True, flag, in_e3))
+    return members
+
+
+def members_of(membership: Sequence[EnsembleMember], ensemble: str) -> list[str]:
+    """Names of the members of ``E1``, ``E2`` or ``E3``."""
+    attribute = {"E1": "in_e1", "E2": "in_e2", "E3": "in_e3"}.get(ensemble)
+    if attribute is None:
+        raise ValueError(f"unknown ensemble {ensemble!r} (known: {', '.join(ENSEMBLES)})")
+    return [m.system for m in membership if getattr(m, attribute)]
+
+
+def pool_ensemble(stats: pd.DataFrame, members: Sequence[str], name: str) -> pd.DataFrame:
+    """Pool member models into one ensemble system per argument.
+
+    An argument's ensemble array is the concatenation of its members' valid scores (in the order
+    of ``members``, then repetition order); NA counts, invalid counts and repetitions add up, and
+    ``prob_na = na_count / n_repetitions``. Arguments that no member scored are absent.
+
+    Parameters
+    ----------
+    stats
+        :func:`model_stats` output.
+    members
+        Model names to pool; an empty list gives an empty table.
+    name
+        The ensemble's system name (e.g. ``E3``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Same columns as :func:`model_stats`, plus ``n_members`` (members that scored the argument).
+    """
+    columns = STATS_COLUMNS + ["n_members"]
+    subset = stats[stats["system"].isin(list(members))]
+    if subset.empty:
+        return pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
+    order = {member: position for position, member in enumerate(members)}
+    subset = subset.assign(_order=subset["system"].map(order)).sort_values(["argument_id", "_order"], kind="stable")
+    rows = []
+    for argument_id, group in subset.groupby("argument_id", sort=True):
+        scores: list[float] = []
+        for text in group["scores"]:
+            scores.extend(scores_from_json(text))
+        na = int(group["na_count"].sum())
+        invalid = int(group["invalid_count"].sum())
+        n = int(group["n_repetitions"].sum())
+        mean, var, std = summarise_scores(scores)
+        rows.append((name, argument_id, scores_to_json(scores), mean, var, std, na, invalid, n, na / n if n else math.nan, len(group)))
+    return pd.DataFrame(rows, columns=columns)
