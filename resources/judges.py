@@ -2,11 +2,62 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+import dagster as dg
+
+from argassets.lib.judges import build_judge
+from argassets.lib.judging import JudgmentCache, default_cache_path
+from argassets.lib.registry import ModelEntry
 from resources.corpora import WebisSourceResource
+
+STRUCTURED_OUTPUT_ENV_VAR = "ARGASSETS_OPENAI_STRUCTURED_OUTPUT"
+
+
+class JudgeResource(dg.ConfigurableResource):
+    """Builds the judge of a registry entry (``vllm``, ``openai``, ``import``, ``llama_cpp``, baselines).
+
+    Every backend implements :class:`argassets.lib.judging.Judge`; assets never see which one runs.
+    Endpoints and keys of ``openai`` entries are read from the environment variables the entry
+    names, when :meth:`build` is called (at run time), and never shown.
+    """
+
+    #: ``json_schema``, ``guided_choice``, ``json_object``, ``grammar`` or ``none``; default
+    #: ``$ARGASSETS_OPENAI_STRUCTURED_OUTPUT``, else ``json_schema``.
+    openai_structured_output: str | None = None
+    openai_timeout_s: float = 120.0
+    openai_max_retries: int = 6
+    #: CPU threads of the llama.cpp backend (default: all cores).
+    llama_threads: int | None = None
+
+    def build(self, entry: ModelEntry) -> Any:
+        mode = self.openai_structured_output or os.environ.get(STRUCTURED_OUTPUT_ENV_VAR) or "json_schema"
+        return build_judge(
+            entry,
+            openai_structured_output=mode,
+            openai_timeout_s=self.openai_timeout_s,
+            openai_max_retries=self.openai_max_retries,
+            llama_threads=self.llama_threads,
+        )
+
+
+class JudgmentCacheResource(dg.ConfigurableResource):
+    """The judgment cache (SQLite, WAL): ``path``, else ``$ARGASSETS_CACHE``, else beside the DuckDB file."""
+
+    path: str | None = None
+
+    def location(self) -> str:
+        return str(self.path or default_cache_path())
+
+    def open(self) -> JudgmentCache:
+        return JudgmentCache(self.location())
 
 
 def judge_resources() -> dict[str, Any]:
     """Resources that the corpus, prompt and judgment assets need, keyed by resource name."""
-    return {"webis_source": WebisSourceResource()}
+    return {
+        "webis_source": WebisSourceResource(),
+        "judge": JudgeResource(),
+        "judgment_cache": JudgmentCacheResource(),
+    }
