@@ -388,7 +388,7 @@ def read_pairwise_study(human_dir: str | Path, votes_per_framing: int = 3) -> Pa
         bad = votes[~votes["label"].isin([0, 1, 2])]
         if len(bad):
             row = bad.index[0]
-            raise ValueError(f"{path}: data row {row}: label {bad['label'].iloc[0]!r} is not 0, 1 or 2")
+            raise ValueError(f"{path}: data row {row}: label {bad['label'].iloc[0]} is not 0, 1 or 2")
         keys = list(zip(votes["meta_id1"], votes["meta_id2"], strict=True))
         outside = [k for k in keys if k not in pair_set]
         if outside:
