@@ -245,3 +245,43 @@ def judgment_table(
                    "label", "prompt_sha256", "sampling_key", "backend", "scope"):
         frame[column] = frame[column].astype(object)
     return frame[list(AQ_JUDGMENT_COLUMNS)]
+
+
+def expected_items(prompts_in_scope: pd.DataFrame, orders: Sequence[str], n_runs: int = N_RUNS) -> pd.DataFrame:
+    """Every (comparison_id, strategy, order, run) a complete partition holds."""
+    base = prompts_in_scope[["comparison_id", "dimension", "strategy"]]
+    parts = [base.assign(order=order, run=run) for order in orders for run in range(n_runs)]
+    if not parts:
+        return pd.DataFrame(columns=["comparison_id", "dimension", "strategy", "order", "run"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def completeness(table: pd.DataFrame, expected: pd.DataFrame) -> dict[str, int]:
+    """Counts of expected, present, missing, duplicated and unexpected judgment rows."""
+    key = ["comparison_id", "dimension", "strategy", "order", "run"]
+    have = table[key].astype({"run": "int64"})
+    want = expected[key].astype({"run": "int64"})
+    duplicated = int(have.duplicated().sum())
+    merged = want.merge(have.drop_duplicates(), on=key, how="outer", indicator=True)
+    return {
+        "expected": len(want),
+        "present": int((merged["_merge"] == "both").sum()),
+        "missing": int((merged["_merge"] == "left_only").sum()),
+        "unexpected": int((merged["_merge"] == "right_only").sum()),
+        "duplicated": duplicated,
+    }
+
+
+def label_problems(table: pd.DataFrame) -> dict[str, int]:
+    """Rows breaking the label rules: a label outside {A, B, Tie}, or validity that disagrees with it."""
+    allowed = set(AQ_LABELS)
+    label_ok = table["label"].isna() | table["label"].isin(allowed)
+    presented_ok = table["presented_label"].isna() | table["presented_label"].isin(allowed)
+    valid_matches = table["is_valid"] == table["label"].notna()
+    presented_matches = table["presented_label"].notna() == table["label"].notna()
+    return {
+        "bad_label": int((~label_ok).sum()),
+        "bad_presented_label": int((~presented_ok).sum()),
+        "validity_mismatch": int((~valid_matches).sum() + (~presented_matches).sum()),
+        "invalid": int((~table["is_valid"]).sum()),
+    }
