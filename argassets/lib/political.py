@@ -27,9 +27,12 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from argassets.lib.judging import ChatRequest, SamplingParams
 
 __all__ = [
     "ENSEMBLES",
@@ -38,9 +41,17 @@ __all__ = [
     "SCORE_JSON_SCHEMA",
     "SYSTEM_PROMPT",
     "USER_TEMPLATE",
+    "PREDICTION_COLUMNS",
     "EnsembleMember",
     "ParsedScore",
+    "build_requests",
+    "empty_predictions",
+    "political_sampling",
+    "prediction_table",
+    "published_prediction_table",
+    "scope_arguments",
     "ensemble_membership",
+    "members_of",
     "model_stats",
     "parse_score",
     "pool_ensemble",
@@ -351,18 +362,26 @@ def model_stats(predictions: pd.DataFrame, system_column: str = "judge_model") -
         raise ValueError(f"political_predictions lacks column(s) {sorted(missing)}")
     if predictions.empty:
         return pd.DataFrame({column: pd.Series(dtype=object) for column in STATS_COLUMNS})
-    frame = predictions.sort_values([system_column, "argument_id", "repetition"], kind="stable")
-    scored = frame["is_valid"].astype(bool) & ~frame["is_na"].astype(bool)
-    rows = []
-    for (system, argument_id), group in frame.groupby([system_column, "argument_id"], sort=True):
-        valid = scored.loc[group.index]
-        scores = group.loc[valid, "score"].astype(float).tolist()
-        na_count = int(group["is_na"].astype(bool).sum())
-        invalid = int((~group["is_valid"].astype(bool)).sum())
-        n = len(group)
-        mean, var, std = summarise_scores(scores)
-        rows.append((system, argument_id, scores_to_json(scores), mean, var, std, na_count, invalid, n, na_count / n))
-    out = pd.DataFrame(rows, columns=STATS_COLUMNS)
+    frame = predictions[[system_column, "argument_id", "repetition", "score", "is_na", "is_valid"]].sort_values(
+        [system_column, "argument_id", "repetition"], kind="stable"
+    )
+    keys = [system_column, "argument_id"]
+    is_na = frame["is_na"].astype(bool)
+    is_valid = frame["is_valid"].astype(bool)
+    counts = (
+        frame.assign(_na=is_na.astype("int64"), _invalid=(~is_valid).astype("int64"))
+        .groupby(keys, sort=True)
+        .agg(na_count=("_na", "sum"), invalid_count=("_invalid", "sum"), n_repetitions=("repetition", "size"))
+    )
+    scored = frame[is_valid & ~is_na]
+    values = scored["score"].astype(float)
+    grouped = values.groupby([scored[system_column], scored["argument_id"]], sort=True)
+    moments = pd.DataFrame({"mean": grouped.mean(), "var": grouped.var(ddof=0), "lists": grouped.agg(list)})
+    out = counts.join(moments, how="left").reset_index().rename(columns={system_column: "system"})
+    out["scores"] = [scores_to_json(v) if isinstance(v, list) else "[]" for v in out["lists"]]
+    out["std"] = np.sqrt(out["var"])
+    out["prob_na"] = out["na_count"] / out["n_repetitions"]
+    out = out[STATS_COLUMNS]
     return out.astype({"na_count": "int64", "invalid_count": "int64", "n_repetitions": "int64"})
 
 
@@ -481,3 +500,178 @@ def pool_ensemble(stats: pd.DataFrame, members: Sequence[str], name: str) -> pd.
         mean, var, std = summarise_scores(scores)
         rows.append((name, argument_id, scores_to_json(scores), mean, var, std, na, invalid, n, na / n if n else math.nan, len(group)))
     return pd.DataFrame(rows, columns=columns)
+
+
+# ----------------------------------------------------------------------------------------------
+# Predictions table
+
+
+def political_sampling(entry: Any) -> SamplingParams:
+    """Sampling of a judge in Study B: the paper's protocol (temperature 0, top_p 0.1, seed 123),
+    each field overridden by the registry entry's ``sampling`` when set."""
+    s = entry.sampling
+    return SamplingParams(
+        temperature=float(PROTOCOL_SAMPLING["temperature"]) if s.temperature is None else float(s.temperature),
+        top_p=float(PROTOCOL_SAMPLING["top_p"]) if s.top_p is None else float(s.top_p),
+        seed=int(PROTOCOL_SAMPLING["seed"]) if s.seed is None else int(s.seed),
+        max_tokens=int(PROTOCOL_SAMPLING["max_tokens"]) if s.max_tokens is None else int(s.max_tokens),
+    )
+
+
+def scope_arguments(prompts: pd.DataFrame, priority: Sequence[str] = (), max_arguments: int | None = None) -> pd.DataFrame:
+    """The prompts a judge answers: all of them, or the first ``max_arguments``.
+
+    With a limit (pilot runs, slow judges), the arguments of the validation studies come first
+    (``priority``, in the order given: the pairwise study's 100, then the pointwise study's), then
+    the rest in ``argument_id`` order, so that a small pilot still feeds the validation reports.
+    """
+    if max_arguments is None or max_arguments >= len(prompts):
+        return prompts.reset_index(drop=True)
+    rank = {argument_id: position for position, argument_id in enumerate(dict.fromkeys(priority))}
+    order = prompts["argument_id"].map(lambda a: rank.get(a, len(rank)))
+    chosen = prompts.assign(_rank=order).sort_values(["_rank", "argument_id"], kind="stable").head(max_arguments)
+    return chosen.drop(columns="_rank").sort_values("argument_id", kind="stable").reset_index(drop=True)
+
+
+def build_requests(prompts: pd.DataFrame) -> list[ChatRequest]:
+    """One structured-output request per argument (``json_schema`` = :data:`SCORE_JSON_SCHEMA`).
+
+    ``context`` carries the ``argument_id`` (what the tidy import backend matches on) and the texts.
+    """
+    return [
+        ChatRequest(
+            key=str(row.argument_id),
+            system=row.system,
+            user=row.user,
+            json_schema=SCORE_JSON_SCHEMA,
+            context={"argument_id": str(row.argument_id), "locution": row.locution, "proposition": row.proposition},
+        )
+        for row in prompts.itertuples(index=False)
+    ]
+
+
+PREDICTION_COLUMNS: tuple[str, ...] = (
+    "judge_model",
+    "argument_id",
+    "published_index",
+    "repetition",
+    "raw_output",
+    "score",
+    "is_na",
+    "is_valid",
+    "prompt_sha256",
+    "temperature",
+    "top_p",
+    "seed",
+    "max_tokens",
+    "sampling_key",
+    "latency_s",
+    "requested_at",
+    "completed_at",
+    "backend",
+    "is_baseline",
+    "scope",
+)
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """Fix the column types so that every partition writes the same DuckDB schema."""
+    out = frame.copy()
+    for column in ("judge_model", "argument_id", "raw_output", "prompt_sha256", "sampling_key", "backend", "scope"):
+        # pandas' string dtype maps to VARCHAR even when a partition is empty or all null
+        out[column] = out[column].astype("string")
+    out["published_index"] = pd.array(out["published_index"].tolist(), dtype="Int64")
+    out["seed"] = pd.array(out["seed"].tolist(), dtype="Int64")
+    for column in ("repetition", "max_tokens"):
+        out[column] = out[column].astype("int64")
+    for column in ("score", "temperature", "top_p", "latency_s"):
+        out[column] = out[column].astype("float64")
+    for column in ("is_na", "is_valid", "is_baseline"):
+        out[column] = out[column].astype(bool)
+    for column in ("requested_at", "completed_at"):
+        out[column] = pd.to_datetime(out[column], utc=True, format="ISO8601")
+    return out[list(PREDICTION_COLUMNS)].reset_index(drop=True)
+
+
+def empty_predictions() -> pd.DataFrame:
+    """An empty ``political_predictions`` partition with the table's column types."""
+    return _typed(pd.DataFrame({column: [] for column in PREDICTION_COLUMNS}))
+
+
+def prediction_table(
+    completions: Sequence[Any],
+    judge_model: str,
+    sampling: SamplingParams,
+    backend: str,
+    is_baseline: bool,
+    scope: str,
+) -> pd.DataFrame:
+    """``political_predictions`` rows from judged completions (one per argument and repetition).
+
+    Parameters
+    ----------
+    completions
+        :class:`argassets.lib.judging.CachedCompletion` objects (``key`` = argument id,
+        ``run`` = repetition).
+    """
+    parsed = {}
+    for c in completions:
+        if c.text not in parsed:
+            parsed[c.text] = parse_score(c.text)
+    answers = [parsed[c.text] for c in completions]
+    frame = pd.DataFrame(
+        {
+            "judge_model": judge_model,
+            "argument_id": [c.key for c in completions],
+            "published_index": [None] * len(completions),
+            "repetition": [int(c.run) for c in completions],
+            "raw_output": [c.text for c in completions],
+            "score": [a.score if a.score is not None else np.nan for a in answers],
+            "is_na": [a.is_na for a in answers],
+            "is_valid": [a.is_valid for a in answers],
+            "prompt_sha256": [c.prompt_sha256 for c in completions],
+            "temperature": float(sampling.temperature),
+            "top_p": float(sampling.top_p),
+            "seed": [c.seed for c in completions],
+            "max_tokens": int(sampling.max_tokens),
+            "sampling_key": [c.sampling_key for c in completions],
+            "latency_s": [float(c.latency_s) for c in completions],
+            "requested_at": [c.requested_at for c in completions],
+            "completed_at": [c.completed_at for c in completions],
+            "backend": [c.backend for c in completions],
+            "is_baseline": bool(is_baseline),
+            "scope": scope,
+        },
+        columns=list(PREDICTION_COLUMNS),
+    )
+    if frame.empty:
+        return empty_predictions()
+    return _typed(frame.sort_values(["argument_id", "repetition"], kind="stable"))
+
+
+def published_prediction_table(expanded: pd.DataFrame, scope: str) -> pd.DataFrame:
+    """``political_predictions`` rows for an ``import`` entry in the published TSV format.
+
+    ``expanded`` comes from :func:`argassets.lib.published_predictions.published_tsv_to_predictions`.
+    The provenance columns say what the published files do not carry: no prompt hash (the
+    paper's KB text is not in the files), no latency or timestamps; the sampling columns hold
+    the paper's stated protocol (temperature 0, top_p 0.1, seed 123).
+    """
+    n = len(expanded)
+    frame = expanded.assign(
+        prompt_sha256=None,
+        temperature=float(PROTOCOL_SAMPLING["temperature"]),
+        top_p=float(PROTOCOL_SAMPLING["top_p"]),
+        seed=[int(PROTOCOL_SAMPLING["seed"])] * n,
+        max_tokens=0,
+        sampling_key="published",
+        latency_s=np.nan,
+        requested_at=pd.NaT,
+        completed_at=pd.NaT,
+        backend="import",
+        is_baseline=False,
+        scope=scope,
+    )
+    if frame.empty:
+        return empty_predictions()
+    return _typed(frame)
