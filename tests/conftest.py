@@ -9,6 +9,8 @@ import pytest
 
 from argassets.lib.paths import resolve_data_dir
 
+pytest_plugins = ["tests.kb_fixtures"]
+
 
 @pytest.fixture(scope="session")
 def shared_data_dir() -> Path:
