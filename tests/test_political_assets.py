@@ -1,0 +1,270 @@
+"""Study B assets end to end: prompts, study items, predictions per partition, stats, ensembles, reports.
+
+The knowledge base comes from the same AIF library the ``political_kb_arguments`` asset uses, built
+once per session from the real QT30 files and served by a stand-in asset of that key, so these tests
+do not depend on the knowledge-base stage's other outputs (Neo4j, relations).
+"""
+
+import json
+from pathlib import Path
+
+import dagster as dg
+import numpy as np
+import pandas as pd
+import pytest
+
+from argassets.assets import political as political_assets
+from argassets.lib import aif
+from argassets.lib.judging import SamplingParams
+from argassets.lib.political import scores_from_json
+from argassets.lib.published_predictions import match_study_items, read_pairwise_study, read_pointwise_study
+from asset_checks import political as political_checks
+from resources.data import PublishedDataResource
+from resources.judges import JudgeResource, JudgmentCacheResource
+from resources.registry import ModelRegistryResource
+from resources.storage import duckdb_io_manager
+
+GPT4O = "gpt_4o_2024_08_06"
+
+
+@pytest.fixture(scope="session")
+def kb_arguments(shared_data_dir) -> pd.DataFrame:
+    corpus = aif.load_corpus(shared_data_dir / "qt30")
+    nodes, edges = aif.corpus_tables(corpus)
+    return aif.build_arguments(nodes, edges)
+
+
+@pytest.fixture(scope="session")
+def studies(shared_data_dir):
+    human = shared_data_dir / "political" / "human"
+    return read_pointwise_study(human), read_pairwise_study(human)
+
+
+def _tidy_mirror_of_gpt4o(kb_arguments, studies, path: Path) -> int:
+    """A tidy import file that answers, for every study item's KB argument, what GPT-4o answered in
+    the published study files: its pairwise score array plus NAs, and for pointwise-only items
+    as many NAs as its published probability of NA says (the rest '50')."""
+    pointwise, pairwise = studies
+    matches = match_study_items(kb_arguments, pointwise.items, pairwise.items)
+    pair_rows = pairwise.published[pairwise.published["prefix"] == GPT4O].set_index("meta_id")
+    point_rows = pointwise.published[pointwise.published["prefix"] == GPT4O].set_index("meta_id")
+    answers: dict[str, list[str]] = {}
+    for record in matches.itertuples(index=False):
+        if record.argument_id in answers and record.study == "pointwise":
+            continue
+        if record.study == "pairwise":
+            row = pair_rows.loc[record.meta_id]
+            texts = [json.dumps({"Score": s}) for s in row["scores"]] + ['{"Score": "NA"}'] * int(row["na_count"])
+        else:
+            k = int(round(point_rows.loc[record.meta_id, "prob_na"] * 5))
+            texts = ['{"Score": "NA"}'] * k + ['{"Score": 50}'] * (5 - k)
+        answers[record.argument_id] = texts
+    rows = [
+        {"argument_id": argument_id, "run": run, "raw_output": text}
+        for argument_id, texts in answers.items()
+        for run, text in enumerate(texts)
+    ]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return len(answers)
+
+
+@pytest.fixture()
+def registry_file(tmp_path, kb_arguments, studies, monkeypatch) -> Path:
+    n_items = _tidy_mirror_of_gpt4o(kb_arguments, studies, tmp_path / "mirror.csv")
+    text = f"""
+[[models]]
+name = "random"
+backend = "random"
+studies = ["argument_quality", "political"]
+size_class = "baseline"
+seed = 7
+scope = {{ max_arguments = 150 }}
+
+[[models]]
+name = "mirror"
+backend = "import"
+studies = ["political"]
+path = "{tmp_path / 'mirror.csv'}"
+format = "tidy"
+reasoning = true
+scope = {{ max_arguments = {n_items} }}
+
+[[models]]
+name = "published-gpt4o"
+backend = "import"
+studies = ["political"]
+path = "political/predictions/gpt4o.tsv"
+format = "published_tsv"
+
+[[models]]
+name = "longer-wins"
+backend = "longer-wins"
+studies = ["argument_quality"]
+"""
+    path = tmp_path / "models.toml"
+    path.write_text(text)
+    monkeypatch.setenv("ARGASSETS_MODELS", str(path))
+    return path
+
+
+def _resources(duckdb_path: Path, tmp_path: Path) -> dict:
+    return {
+        "io_manager": duckdb_io_manager(str(duckdb_path)),
+        "data": PublishedDataResource(),
+        "registry": ModelRegistryResource(),
+        "judge": JudgeResource(),
+        "judgment_cache": JudgmentCacheResource(path=str(tmp_path / "cache.sqlite")),
+    }
+
+
+def _kb_stand_in(frame: pd.DataFrame) -> dg.AssetsDefinition:
+    @dg.asset(name="political_kb_arguments", group_name="knowledge_base")
+    def stand_in() -> pd.DataFrame:
+        return frame
+
+    return stand_in
+
+
+def _read(duckdb_path: Path, table: str) -> pd.DataFrame:
+    import duckdb
+
+    with duckdb.connect(str(duckdb_path), read_only=True) as connection:
+        return connection.execute(f"SELECT * FROM main.{table}").df()
+
+
+UPSTREAM = [political_assets.political_prompts, political_assets.political_study_items]
+PER_PARTITION = [political_assets.political_predictions]
+REPORTS = [
+    political_assets.political_model_stats,
+    political_assets.political_ensemble_members,
+    political_assets.political_ensembles,
+    political_assets.political_pointwise_validation,
+    political_assets.political_pairwise_validation,
+    political_assets.political_human_agreement,
+    political_assets.political_pairwise_connections,
+]
+CHECKS = [
+    political_checks.political_scores_in_range,
+    political_checks.political_pairwise_graph_connected,
+    political_checks.political_study_items_accounted,
+]
+
+
+@pytest.mark.slow
+def test_political_pipeline_end_to_end(kb_arguments, registry_file, duckdb_path, tmp_path):
+    instance = dg.DagsterInstance.ephemeral()
+    partitions = ["random", "mirror", "published-gpt4o", "longer-wins"]
+    instance.add_dynamic_partitions("judge_models", partitions)
+    resources = _resources(duckdb_path, tmp_path)
+    everything = [_kb_stand_in(kb_arguments), *UPSTREAM, *PER_PARTITION, *REPORTS]
+
+    result = dg.materialize(
+        everything, selection=dg.AssetSelection.assets("political_kb_arguments", *UPSTREAM),
+        resources=resources, instance=instance, raise_on_error=True,
+    )
+    checks = dg.materialize(
+        everything + [political_checks.political_study_items_accounted],
+        selection=dg.AssetSelection.checks(political_checks.political_study_items_accounted),
+        resources=resources, instance=instance,
+    )
+    assert all(e.passed for e in checks.get_asset_check_evaluations())
+    prompts = _read(duckdb_path, "political_prompts")
+    assert len(prompts) == len(kb_arguments)
+    assert prompts["user"].str.contains("Proposition: '").all()
+    items = _read(duckdb_path, "political_study_items")
+    assert len(items) == 1100 and items["argument_id"].notna().all()
+    assert result.success
+
+    for key in partitions:
+        run = dg.materialize(
+            everything + [political_checks.political_scores_in_range],
+            selection=dg.AssetSelection.assets(political_assets.political_predictions)
+            | dg.AssetSelection.checks(political_checks.political_scores_in_range),
+            partition_key=key, resources=resources, instance=instance,
+        )
+        assert run.success, key
+        assert all(e.passed for e in run.get_asset_check_evaluations()), key
+    predictions = _read(duckdb_path, "political_predictions")
+    by_model = predictions.groupby("judge_model").size().to_dict()
+    assert by_model["random"] == 150 * 5
+    assert by_model["published-gpt4o"] == 23300 * 5
+    assert "longer-wins" not in by_model  # not in the study: an empty partition
+    random_rows = predictions[predictions["judge_model"] == "random"]
+    assert random_rows["is_na"].any() and (random_rows["is_valid"] & ~random_rows["is_na"]).any()
+    assert random_rows[["temperature", "top_p"]].iloc[0].tolist() == [0.0, 0.1]
+    protocol = SamplingParams(temperature=0.0, top_p=0.1, seed=123, max_tokens=32)
+    assert set(random_rows["sampling_key"]) == {protocol.key()}
+    # a pilot scope takes the pairwise-study arguments first
+    pairwise_args = set(items.loc[items["study"] == "pairwise", "argument_id"])
+    assert pairwise_args <= set(random_rows["argument_id"])
+    published = predictions[predictions["judge_model"] == "published-gpt4o"]
+    assert published["argument_id"].str.startswith("paper:").all()
+
+    run = dg.materialize(
+        everything + CHECKS[1:2],
+        selection=dg.AssetSelection.assets(*[a.key for a in REPORTS]) | dg.AssetSelection.checks(*CHECKS[1:2]),
+        resources=resources, instance=instance,
+    )
+    assert run.success
+    assert all(e.passed for e in run.get_asset_check_evaluations())
+
+    members = _read(duckdb_path, "political_ensemble_members").set_index("system")
+    assert not members.loc["random", "eligible"] and members.loc["random", "note"] == "baseline"
+    assert not members.loc["published-gpt4o", "eligible"]
+    assert members.loc["mirror", ["E1", "E2"]].tolist() == [True, True]
+    ensembles = _read(duckdb_path, "political_ensembles")
+    e1 = ensembles[ensembles["system"] == "E1"].set_index("argument_id")
+    stats = _read(duckdb_path, "political_model_stats")
+    mirror = stats[stats["system"] == "mirror"].set_index("argument_id")
+    assert set(e1.index) == set(mirror.index)
+    some = e1.index[0]
+    assert scores_from_json(e1.loc[some, "scores"]) == scores_from_json(mirror.loc[some, "scores"])
+
+    pairwise = _read(duckdb_path, "political_pairwise_validation").set_index(["system", "subset"])
+    metrics = ["d_footrule", "d_tau", "alpha_ordinal", "macro_f1", "n_pairs"]
+    published_row = pairwise.loc[(f"published:{GPT4O}", "all"), metrics].to_numpy(dtype=float)
+    # the platform's predictions, joined by text, reproduce the published GPT-4o row exactly ...
+    np.testing.assert_allclose(pairwise.loc[("mirror", "all"), metrics].to_numpy(dtype=float), published_row)
+    # ... and so does the published TSV import, joined through prediction_index
+    np.testing.assert_allclose(pairwise.loc[("published-gpt4o", "all"), metrics].to_numpy(dtype=float), published_row)
+    for subset in ("P11", "P10", "P01", "P00"):
+        np.testing.assert_allclose(
+            pairwise.loc[("mirror", subset), metrics].to_numpy(dtype=float),
+            pairwise.loc[(f"published:{GPT4O}", subset), metrics].to_numpy(dtype=float),
+        )
+    assert {"human:left", "human:right", "baseline:random", "baseline:worst", "E1", "published:ensemble3"} <= {
+        s for s, _ in pairwise.index
+    }
+    assert pairwise.loc[("published:ensemble3", "all"), "alpha_ordinal"] > 0.6
+
+    pointwise = _read(duckdb_path, "political_pointwise_validation").set_index(["system", "partition"])
+    cols = ["macro_f1", "micro_f1", "precision", "recall", "balanced_accuracy", "alpha_nominal", "n"]
+    for partition in ("full", "confident", "ambiguous"):
+        np.testing.assert_allclose(
+            pointwise.loc[("mirror", partition), cols].to_numpy(dtype=float),
+            pointwise.loc[(f"published:{GPT4O}", partition), cols].to_numpy(dtype=float),
+        )
+    assert ("published-gpt4o", "full") not in pointwise.index  # no text for the paper's KB rows
+    assert pointwise.loc[("human:inter-annotator", "full"), "n"] == 1000
+
+    connections = _read(duckdb_path, "political_pairwise_connections")
+    assert len(connections) == 100 and connections["component"].nunique() == 1
+    assert (connections["entropy_bits"] <= 3.0 + 1e-12).all()
+    agreement = _read(duckdb_path, "political_human_agreement")
+    assert set(agreement["statistic"]) == {"alpha_ordinal_left_vs_right", "share_of_pairs"}
+
+    materialization = instance.get_latest_materialization_event(dg.AssetKey("political_pairwise_validation"))
+    metadata = materialization.asset_materialization.metadata
+    assert metadata["macro_f1_vs_alpha"].value.startswith("![macro-F1 vs ordinal alpha per subset](data:image/png;base64,")
+
+
+def test_published_tsv_paths_resolve_against_the_data_folder(shared_data_dir):
+    from argassets.lib.registry import ModelEntry
+
+    entry = ModelEntry(name="p", backend="import", studies=["political"], path="political/predictions/gpt4o.tsv",
+                       format="published_tsv")
+    assert political_assets.resolve_import_path(entry, shared_data_dir) == shared_data_dir / "political/predictions/gpt4o.tsv"
+    absolute = entry.model_copy(update={"path": "/elsewhere/x.tsv"})
+    assert political_assets.resolve_import_path(absolute, shared_data_dir) == Path("/elsewhere/x.tsv")
+    with pytest.raises(FileNotFoundError, match="ARGASSETS_DATA_DIR"):
+        political_assets.resolve_import_path(entry, None)
