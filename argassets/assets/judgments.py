@@ -2,6 +2,7 @@
 
 import json
 import time
+from collections.abc import Iterator
 
 import dagster as dg
 import pandas as pd
@@ -10,7 +11,6 @@ from argassets.lib.aq_judgments import (
     N_RUNS,
     aq_sampling,
     build_requests,
-    empty_judgments,
     judgment_table,
     orders_for,
     scope_prompts,
@@ -52,6 +52,7 @@ def label_summary_markdown(table: pd.DataFrame) -> str:
     group_name="judgments",
     kinds={"duckdb", "pandas"},
     pool="gpu",
+    output_required=False,
 )
 def aq_judgments(
     context: dg.AssetExecutionContext,
@@ -61,17 +62,15 @@ def aq_judgments(
     aq_prompts: pd.DataFrame,
     webis_expert_comparisons: pd.DataFrame,
     webis_arguments: pd.DataFrame,
-) -> dg.Output[pd.DataFrame]:
+) -> Iterator[dg.Output[pd.DataFrame]]:
     """Pairwise verdicts of one judge model on every in-scope Study A prompt, per order and run."""
     name = context.partition_key
     entry = registry.entry(name)
     scope_text = entry.scope.describe()
     if not entry.takes_part_in("argument_quality"):
-        context.log.info(f"{name} does not take part in argument_quality: empty partition")
-        return dg.Output(
-            empty_judgments(name),
-            metadata={"dagster/row_count": 0, "scope": "not in study", "backend": entry.backend},
-        )
+        # Nothing to judge: the partition is not materialised (its checks are skipped too).
+        context.log.info(f"{name} does not take part in argument_quality: nothing materialised")
+        return
 
     sampling = aq_sampling(entry)
     orders = orders_for(entry)
@@ -132,4 +131,4 @@ def aq_judgments(
     if invalid:
         examples = table.loc[~table["is_valid"], "raw_output"].head(5).tolist()
         metadata["invalid_examples"] = dg.MetadataValue.json(json.loads(json.dumps(examples)))
-    return dg.Output(table, metadata=metadata)
+    yield dg.Output(table, metadata=metadata)

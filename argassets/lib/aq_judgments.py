@@ -170,8 +170,8 @@ def swap_label(label: str | None, order: str) -> str | None:
 
 def empty_judgments(judge_model: str) -> pd.DataFrame:
     """An empty ``aq_judgments`` partition with the table's column types."""
-    frame = judgment_table(pd.DataFrame(columns=["key"]), [], judge_model, SamplingParams(1.0), "", False, "")
-    return frame
+    items = pd.DataFrame(columns=["key", "comparison_id", "dimension", "strategy", "topic_id", "order"])
+    return judgment_table(items, [], judge_model, SamplingParams(1.0), "", False, "not in study")
 
 
 def judgment_table(
@@ -196,20 +196,24 @@ def judgment_table(
     for c in completions:
         if c.text not in parsed:
             parsed[c.text] = parse_choice(c.text, AQ_LABELS)
+    def column(values: list, dtype: str) -> pd.Series:
+        return pd.Series(values, dtype=dtype)
+
     done = pd.DataFrame(
         {
-            "key": [c.key for c in completions],
-            "run": [int(c.run) for c in completions],
-            "raw_output": [c.text for c in completions],
-            "prompt_sha256": [c.prompt_sha256 for c in completions],
-            "seed": [c.seed for c in completions],
-            "sampling_key": [c.sampling_key for c in completions],
-            "latency_s": [float(c.latency_s) for c in completions],
-            "requested_at": [c.requested_at for c in completions],
-            "completed_at": [c.completed_at for c in completions],
-            "backend": [c.backend for c in completions],
+            "key": column([c.key for c in completions], "object"),
+            "run": column([int(c.run) for c in completions], "int64"),
+            "raw_output": column([c.text for c in completions], "object"),
+            "prompt_sha256": column([c.prompt_sha256 for c in completions], "object"),
+            "seed": column([c.seed for c in completions], "Int64"),
+            "sampling_key": column([c.sampling_key for c in completions], "object"),
+            "latency_s": column([float(c.latency_s) for c in completions], "float64"),
+            "requested_at": column([c.requested_at for c in completions], "object"),
+            "completed_at": column([c.completed_at for c in completions], "object"),
+            "backend": column([c.backend for c in completions], "object"),
         }
     )
+    items = items.astype({"key": object})
     frame = done.merge(
         items[["key", "comparison_id", "dimension", "strategy", "topic_id", "order"]],
         on="key",
