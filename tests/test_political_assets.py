@@ -1,8 +1,8 @@
 """Study B assets end to end: prompts, study items, predictions per partition, stats, ensembles, reports.
 
-The knowledge base comes from the same AIF library the ``political_kb_arguments`` asset uses, built
-once per session from the real QT30 files and served by a stand-in asset of that key, so these tests
-do not depend on the knowledge-base stage's other outputs (Neo4j, relations).
+The knowledge base comes from the same AIF library calls as the ``political_kb_arguments`` asset
+(the session fixture ``qt30_kb`` of ``tests/kb_fixtures.py``), served by a stand-in asset of that
+key, so these tests do not run the knowledge-base stage's other outputs (Neo4j, relations).
 """
 
 import json
@@ -14,7 +14,6 @@ import pandas as pd
 import pytest
 
 from argassets.assets import political as political_assets
-from argassets.lib import aif
 from argassets.lib.judging import SamplingParams
 from argassets.lib.political import scores_from_json
 from argassets.lib.published_predictions import match_study_items, read_pairwise_study, read_pointwise_study
@@ -28,10 +27,9 @@ GPT4O = "gpt_4o_2024_08_06"
 
 
 @pytest.fixture(scope="session")
-def kb_arguments(shared_data_dir) -> pd.DataFrame:
-    corpus = aif.load_corpus(shared_data_dir / "qt30")
-    nodes, edges = aif.corpus_tables(corpus)
-    return aif.build_arguments(nodes, edges)
+def kb_arguments(qt30_kb) -> pd.DataFrame:
+    """``political_kb_arguments`` as the knowledge-base asset builds it (shared session fixture)."""
+    return qt30_kb.arguments
 
 
 @pytest.fixture(scope="session")
@@ -268,3 +266,49 @@ def test_published_tsv_paths_resolve_against_the_data_folder(shared_data_dir):
     assert political_assets.resolve_import_path(absolute, shared_data_dir) == Path("/elsewhere/x.tsv")
     with pytest.raises(FileNotFoundError, match="ARGASSETS_DATA_DIR"):
         political_assets.resolve_import_path(entry, None)
+
+
+def test_definitions_hold_the_political_assets_and_checks():
+    from argassets.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    groups = {
+        "political_prompts": "prompts",
+        "political_study_items": "corpora",
+        "political_predictions": "judgments",
+        "political_model_stats": "aggregation",
+        "political_ensemble_members": "aggregation",
+        "political_ensembles": "aggregation",
+        "political_pointwise_validation": "reports",
+        "political_pairwise_validation": "reports",
+        "political_human_agreement": "reports",
+        "political_pairwise_connections": "reports",
+    }
+    for name, group in groups.items():
+        node = graph.get(dg.AssetKey(name))
+        assert node.group_name == group, name
+        assert node.description, name
+    predictions = graph.get(dg.AssetKey("political_predictions"))
+    assert predictions.partitions_def.name == "judge_models"
+    assert dg.AssetKey("political_kb_arguments") in graph.get(dg.AssetKey("political_prompts")).parent_keys
+    check_names = {key.name for key in graph.asset_check_keys}
+    assert {"political_scores_in_range", "political_pairwise_graph_connected", "political_study_items_accounted"} <= check_names
+
+
+def test_no_eligible_model_leaves_the_ensembles_empty_without_breaking_the_reports():
+    from argassets.lib.registry import parse_registry
+
+    registry = parse_registry(
+        {"models": [{"name": "random", "backend": "random", "studies": ["political"]},
+                    {"name": "pub", "backend": "import", "studies": ["political"], "path": "x.tsv", "format": "published_tsv"}]}
+    )
+    stats = pd.DataFrame(
+        {"system": ["random", "pub"], "argument_id": ["a", "paper:1"], "scores": ["[10]", "[]"], "mean": [10.0, np.nan],
+         "var": [0.0, np.nan], "std": [0.0, np.nan], "na_count": [4, 5], "invalid_count": [0, 0], "n_repetitions": [5, 5],
+         "prob_na": [0.8, 1.0]}
+    )
+    table, members, listed = political_assets.ensemble_table(stats, registry)
+    assert table.empty and listed == {"E1": [], "E2": [], "E3": []}
+    assert {m.system: m.note for m in members}["pub"].startswith("published import")
+    systems = political_assets._platform_systems(stats, registry)
+    assert sorted(systems["system"]) == ["pub", "random"]
