@@ -1,0 +1,404 @@
+"""``argassets``: operate the platform from a terminal, on the persistent Dagster instance.
+
+Everything runs against ``$DAGSTER_HOME`` (default: ``.dagster_home/`` in the project), the same
+instance ``dagster dev`` shows, so results appear in the UI. Runs execute in this process, in
+order, and are recorded like any other run (re-execute them from the UI).
+
+Commands::
+
+    argassets partitions sync      # one judge_models partition per registry entry (never deletes)
+    argassets partitions list
+    argassets pools --gpu 1        # limit of the "gpu" concurrency pool (judging steps)
+    argassets materialize random   # one model partition of every study it takes part in
+    argassets backfill --from longer-wins --to random    # a range of partitions (registry order)
+    argassets run-default          # study inputs, every baseline, then every report
+    argassets runs mark-orphans    # runs whose process died (kill -9) are marked failed
+    argassets ui                   # dagster dev on 127.0.0.1
+
+The equivalent Dagster commands (``dagster asset materialize --partition``, ``dagster job
+backfill``) are documented in docs/operations.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from argassets.lib.paths import PROJECT_ROOT
+from argassets.lib.registry import BASELINE_BACKENDS, ModelRegistry, RegistryError, load_registry
+
+DEFAULT_DAGSTER_HOME = PROJECT_ROOT / ".dagster_home"
+DEFINITIONS_MODULE = "argassets.definitions"
+LAUNCHED_BY_TAG = "argassets/launched-by"
+PID_TAG = "argassets/pid"
+HOST_TAG = "argassets/host"
+DEFAULT_HOST = "127.0.0.1"
+
+
+class CliError(RuntimeError):
+    """An error shown to the user as one line, with exit status 2."""
+
+
+def _print(message: str) -> None:
+    print(message, flush=True)  # noqa: T201
+
+
+def dagster_home() -> Path:
+    """``$DAGSTER_HOME``, else ``.dagster_home/`` in the project (created, and exported)."""
+    home = Path(os.environ.get("DAGSTER_HOME") or DEFAULT_DAGSTER_HOME).resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ["DAGSTER_HOME"] = str(home)
+    return home
+
+
+def get_instance() -> Any:
+    import dagster as dg
+
+    dagster_home()
+    return dg.DagsterInstance.get()
+
+
+def _registry() -> ModelRegistry:
+    try:
+        return load_registry()
+    except RegistryError as exc:
+        raise CliError(str(exc)) from None
+
+
+# --- partitions -------------------------------------------------------------------------------
+
+
+def sync_partitions(instance: Any, registry: ModelRegistry, dry_run: bool = False) -> dict[str, list[str]]:
+    """Add a partition for every registry entry that has none; never delete one.
+
+    Returns the names ``added``, ``present`` and ``not_in_registry`` (partitions kept although
+    their entry was removed).
+    """
+    from argassets.partitions import judge_models_partitions
+
+    existing = list(instance.get_dynamic_partitions(judge_models_partitions.name))
+    added = [name for name in registry.names if name not in existing]
+    if added and not dry_run:
+        instance.add_dynamic_partitions(judge_models_partitions.name, added)
+    return {
+        "added": added,
+        "present": [name for name in registry.names if name in existing],
+        "not_in_registry": [name for name in existing if name not in registry.names],
+    }
+
+
+def cmd_partitions_sync(args: argparse.Namespace) -> int:
+    instance = get_instance()
+    result = sync_partitions(instance, _registry(), dry_run=args.dry_run)
+    verb = "would add" if args.dry_run else "added"
+    _print(f"{verb}: {', '.join(result['added']) or 'none'}")
+    _print(f"already present: {len(result['present'])}")
+    if result["not_in_registry"]:
+        _print(
+            "kept although no longer in the registry (stored judgments stay): "
+            + ", ".join(result["not_in_registry"])
+        )
+    return 0
+
+
+def cmd_partitions_list(args: argparse.Namespace) -> int:
+    from argassets.partitions import judge_models_partitions
+
+    instance = get_instance()
+    registry = _registry()
+    for name in instance.get_dynamic_partitions(judge_models_partitions.name):
+        if name in registry.names:
+            entry = registry.get(name)
+            _print(f"{name}\t{entry.backend}\tgpus={entry.gpus}\t{','.join(entry.studies)}")
+        else:
+            _print(f"{name}\t(not in the registry)")
+    return 0
+
+
+def cmd_pools(args: argparse.Namespace) -> int:
+    instance = get_instance()
+    storage = instance.event_log_storage
+    if args.gpu is not None:
+        if args.gpu < 0:
+            raise CliError("--gpu must be 0 or more")
+        storage.set_concurrency_slots("gpu", args.gpu)
+        _print(f"pool 'gpu': limit {args.gpu}")
+    for key in sorted(storage.get_concurrency_keys()):
+        info = storage.get_concurrency_info(key)
+        _print(f"pool {key!r}: limit {info.slot_count}, in use {len(info.claimed_slots)}")
+    return 0
+
+
+# --- execution --------------------------------------------------------------------------------
+
+
+class Executor:
+    """Runs selections of assets in this process on the persistent instance."""
+
+    def __init__(self, instance: Any):
+        from dagster._core.definitions.reconstruct import ReconstructableRepository
+
+        from argassets.automation import operations_layout
+
+        self.instance = instance
+        self.recon_repo = ReconstructableRepository.for_module(
+            DEFINITIONS_MODULE, "defs", working_directory=str(PROJECT_ROOT)
+        )
+        self.repo_def = self.recon_repo.get_definition()
+        self.layout = operations_layout(self.repo_def.asset_graph)
+
+    def run(self, keys: Sequence[Any], partition: str | None, tags: dict[str, str], label: str) -> bool:
+        import socket
+
+        import dagster as dg
+
+        job_def = self.repo_def.get_implicit_job_def_for_assets(list(keys))
+        if job_def is None:
+            raise CliError(f"{label}: the selected assets cannot run in one job")
+        run_tags = {
+            **tags,
+            LAUNCHED_BY_TAG: "argassets-cli",
+            PID_TAG: str(os.getpid()),
+            HOST_TAG: socket.gethostname(),
+        }
+        if partition is not None:
+            run_tags["dagster/partition"] = partition
+        names = ", ".join(key.to_user_string() for key in keys)
+        _print(f"running {label}: {names}" + (f" [partition {partition}]" if partition else ""))
+        result = dg.execute_job(
+            self.recon_repo.get_reconstructable_job(job_def.name),
+            instance=self.instance,
+            tags=run_tags,
+            asset_selection=list(keys),
+        )
+        status = "succeeded" if result.success else "FAILED"
+        _print(f"  run {result.run_id} {status}")
+        return result.success
+
+    def missing_inputs(self, studies: Sequence[str]) -> list[Any]:
+        keys = []
+        for study in studies:
+            for key in self.layout.unpartitioned_ancestors.get(study, ()):
+                if key not in keys and self.instance.get_latest_materialization_event(key) is None:
+                    keys.append(key)
+        return keys
+
+    def run_partition(self, registry: ModelRegistry, name: str, studies: Sequence[str] | None) -> bool:
+        from sensors.run_tags import run_tags_for_entry
+
+        entry = registry.get(name)
+        chosen = [s for s in entry.studies if s in self.layout.roots and (studies is None or s in studies)]
+        if not chosen:
+            _print(f"{name}: takes part in no selected study with assets here; nothing to run")
+            return True
+        inputs = self.missing_inputs(chosen)
+        if inputs and not self.run(inputs, None, {}, "study inputs"):
+            return False
+        ok = True
+        for study in chosen:
+            keys = self.layout.study_selection(study)
+            ok = self.run(keys, name, run_tags_for_entry(entry, study=study), f"{study} / {name}") and ok
+        return ok
+
+    def run_reports(self) -> bool:
+        keys = list(self.layout.reports)
+        if not keys:
+            _print("no report assets in the code location")
+            return True
+        return self.run(keys, None, {}, "reports")
+
+
+def _select_partitions(registry: ModelRegistry, instance: Any, args: argparse.Namespace) -> list[str]:
+    from argassets.partitions import judge_models_partitions
+
+    ordered = [n for n in instance.get_dynamic_partitions(judge_models_partitions.name) if n in registry.names]
+    if args.partitions:
+        names = [p.strip() for p in args.partitions.split(",") if p.strip()]
+    elif args.all:
+        names = ordered
+    else:
+        if not (args.start or args.end):
+            raise CliError("choose partitions: --partitions a,b or --from A --to B or --all")
+        start = ordered.index(args.start) if args.start in ordered else None
+        end = ordered.index(args.end) if args.end in ordered else None
+        if args.start and start is None:
+            raise CliError(f"--from {args.start}: no such partition (have: {', '.join(ordered)})")
+        if args.end and end is None:
+            raise CliError(f"--to {args.end}: no such partition (have: {', '.join(ordered)})")
+        names = ordered[(start or 0) : (len(ordered) if end is None else end + 1)]
+        if not names:
+            raise CliError(f"--from {args.start} --to {args.end}: empty range (order: {', '.join(ordered)})")
+    unknown = [n for n in names if n not in registry.names]
+    if unknown:
+        raise CliError(f"not in the registry: {', '.join(unknown)}")
+    return names
+
+
+def _studies(value: str | None) -> list[str] | None:
+    return None if value in (None, "all") else [value]
+
+
+def cmd_materialize(args: argparse.Namespace) -> int:
+    instance = get_instance()
+    registry = _registry()
+    sync_partitions(instance, registry)
+    if args.partition not in registry.names:
+        raise CliError(f"{args.partition}: not in the registry (known: {', '.join(registry.names)})")
+    executor = Executor(instance)
+    ok = executor.run_partition(registry, args.partition, _studies(args.study))
+    if ok and args.with_reports:
+        ok = executor.run_reports()
+    return 0 if ok else 1
+
+
+def cmd_backfill(args: argparse.Namespace) -> int:
+    instance = get_instance()
+    registry = _registry()
+    sync_partitions(instance, registry)
+    names = _select_partitions(registry, instance, args)
+    _print(f"backfill of {len(names)} partition(s): {', '.join(names)}")
+    executor = Executor(instance)
+    failed = [name for name in names if not executor.run_partition(registry, name, _studies(args.study))]
+    ok = not failed
+    if args.with_reports and ok:
+        ok = executor.run_reports()
+    if failed:
+        _print(f"failed partitions: {', '.join(failed)} (run them again: cached work is not redone)")
+    return 0 if ok else 1
+
+
+def cmd_run_default(args: argparse.Namespace) -> int:
+    instance = get_instance()
+    registry = _registry()
+    synced = sync_partitions(instance, registry)
+    _print(f"partitions added: {', '.join(synced['added']) or 'none'}")
+    names = (
+        [p.strip() for p in args.models.split(",") if p.strip()]
+        if args.models
+        else [e.name for e in registry.models if e.backend in BASELINE_BACKENDS]
+    )
+    executor = Executor(instance)
+    studies = [s for s in executor.layout.roots]
+    inputs = executor.missing_inputs(studies)
+    if inputs and not executor.run(inputs, None, {}, "study inputs"):
+        return 1
+    failed = [name for name in names if not executor.run_partition(registry, name, None)]
+    if failed:
+        _print(f"failed partitions: {', '.join(failed)}")
+        return 1
+    ok = executor.run_reports()
+    if ok:
+        _print(f"done; see the results with `argassets ui` (DAGSTER_HOME={dagster_home()})")
+    return 0 if ok else 1
+
+
+def cmd_runs_mark_orphans(args: argparse.Namespace) -> int:
+    """Mark runs this CLI started whose process no longer exists as failed."""
+    import socket
+
+    import dagster as dg
+
+    instance = get_instance()
+    host = socket.gethostname()
+    marked = 0
+    for record in instance.get_run_records(
+        dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING])
+    ):
+        run = record.dagster_run
+        pid = run.tags.get(PID_TAG)
+        if not pid or run.tags.get(HOST_TAG) != host:
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # still alive
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        instance.report_run_failed(run, f"the process running it (pid {pid}) is gone (killed or crashed)")
+        _print(f"marked failed: {run.run_id} ({run.job_name}, pid {pid})")
+        marked += 1
+    _print(f"{marked} orphaned run(s) marked failed")
+    return 0
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    dagster_home()
+    command = [
+        str(Path(sys.executable).parent / "dagster"),
+        "dev",
+        "-h",
+        args.host,
+        "-p",
+        str(args.port),
+        "-w",
+        str(PROJECT_ROOT / "workspace.yaml"),
+    ]
+    _print("$ " + " ".join(command))
+    return subprocess.call(command, cwd=PROJECT_ROOT)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="argassets", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    partitions = sub.add_parser("partitions", help="judge_models partitions of the instance")
+    psub = partitions.add_subparsers(dest="partitions_command", required=True)
+    sync = psub.add_parser("sync", help="add a partition per registry entry (never deletes)")
+    sync.add_argument("--dry-run", action="store_true")
+    sync.set_defaults(func=cmd_partitions_sync)
+    plist = psub.add_parser("list", help="list partitions with their backend and GPUs")
+    plist.set_defaults(func=cmd_partitions_list)
+
+    pools = sub.add_parser("pools", help="show or set concurrency pool limits")
+    pools.add_argument("--gpu", type=int, help="limit of the 'gpu' pool (concurrent judging steps)")
+    pools.set_defaults(func=cmd_pools)
+
+    mat = sub.add_parser("materialize", help="materialise one model partition of its studies")
+    mat.add_argument("partition")
+    mat.add_argument("--study", choices=["argument_quality", "political", "all"], default="all")
+    mat.add_argument("--with-reports", action="store_true", help="then refresh every report")
+    mat.set_defaults(func=cmd_materialize)
+
+    back = sub.add_parser("backfill", help="materialise several model partitions, one run each")
+    back.add_argument("--partitions", help="comma-separated partition keys")
+    back.add_argument("--from", dest="start", help="first partition of a range (registry order)")
+    back.add_argument("--to", dest="end", help="last partition of a range (inclusive)")
+    back.add_argument("--all", action="store_true")
+    back.add_argument("--study", choices=["argument_quality", "political", "all"], default="all")
+    back.add_argument("--with-reports", action="store_true", help="then refresh every report")
+    back.set_defaults(func=cmd_backfill)
+
+    default = sub.add_parser("run-default", help="study inputs, the baselines, then every report")
+    default.add_argument("--models", help="comma-separated entries instead of the baselines")
+    default.set_defaults(func=cmd_run_default)
+
+    runs = sub.add_parser("runs", help="run housekeeping")
+    rsub = runs.add_subparsers(dest="runs_command", required=True)
+    orphans = rsub.add_parser("mark-orphans", help="mark runs whose process died as failed")
+    orphans.set_defaults(func=cmd_runs_mark_orphans)
+
+    ui = sub.add_parser("ui", help="start dagster dev (webserver + daemon), bound to 127.0.0.1")
+    ui.add_argument("--host", default=DEFAULT_HOST, help="interface to bind (default 127.0.0.1)")
+    ui.add_argument("--port", type=int, default=3000)
+    ui.set_defaults(func=cmd_ui)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except CliError as exc:
+        print(f"argassets: error: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

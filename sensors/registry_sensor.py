@@ -1,0 +1,253 @@
+"""The registry sensor: a new model in ``data/models.toml`` is judged without anyone asking.
+
+Each tick reads the registry (``$ARGASSETS_MODELS`` or ``data/models.toml``), compares it with the
+last valid state in the cursor, and returns a :class:`dagster.SensorResult`:
+
+- every registry entry without a partition gets one (``judge_models`` add request);
+- an added or changed entry gets one run per study it takes part in, materialising that
+  partition of the study's root asset (``aq_judgments`` / ``political_predictions``) and of its
+  partitioned aggregates, tagged with the entry's GPU count (:mod:`sensors.run_tags`); the
+  reports over all models follow through declarative automation (:mod:`argassets.automation`);
+- a removed entry is reported (log, skip message, and an observation on its partition); its
+  partition and its stored judgments stay;
+- an invalid registry is a :class:`dagster.SkipReason` naming the entry and the field; the cursor
+  keeps the last valid state, so fixing the file resumes from there.
+
+Runs are only requested for backends listed in ``$ARGASSETS_RUN_BACKENDS`` (comma-separated;
+``all``; ``none``), read at each tick. Default: every backend except ``vllm``, which needs GPU
+machines: on a GPU deployment set ``ARGASSETS_RUN_BACKENDS=all``. ``llama_cpp`` is left out
+while llama-cpp-python is not installed. Other entries still get their partition, ready to be
+materialised from the UI or the CLI.
+
+When an unpartitioned input of a study (the corpus or prompt tables) is missing, as on a fresh
+instance, the sensor first requests one run for those inputs and keeps the partition runs pending
+in its cursor until they exist.
+
+The sensor reads the instance (partitions, materialisations) but never writes to it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from collections.abc import Mapping
+
+import dagster as dg
+
+from argassets.automation import OperationsLayout, operations_layout
+from argassets.lib.registry import BASELINE_BACKENDS, ModelRegistry, RegistryError, load_registry
+from argassets.lib.registry_diff import (
+    CursorError,
+    PlannedRun,
+    RegistryState,
+    SensorCursor,
+    WorkPlan,
+    diff_states,
+    merge_pending,
+    plan_registry_work,
+)
+from argassets.partitions import judge_models_partitions
+from sensors.run_tags import run_tags_for_entry
+from sensors.settings import sensor_status
+
+RUN_BACKENDS_ENV_VAR = "ARGASSETS_RUN_BACKENDS"
+ALL_BACKENDS: frozenset[str] = frozenset({"vllm", "openai", "import", "llama_cpp", *BASELINE_BACKENDS})
+#: Backends run automatically when ``$ARGASSETS_RUN_BACKENDS`` is not set: everything that runs on
+#: a CPU machine. vLLM needs GPUs.
+DEFAULT_RUN_BACKENDS: frozenset[str] = ALL_BACKENDS - {"vllm"}
+UPSTREAM_RUN_TAG = "argassets/purpose"
+
+
+def run_backends(environ: Mapping[str, str] | None = None) -> frozenset[str]:
+    """The backends this deployment runs automatically (``$ARGASSETS_RUN_BACKENDS``).
+
+    Raises
+    ------
+    ValueError
+        When the variable names an unknown backend.
+    """
+    env = os.environ if environ is None else environ
+    raw = env.get(RUN_BACKENDS_ENV_VAR)
+    if raw is None:
+        return DEFAULT_RUN_BACKENDS
+    names = {part.strip() for part in raw.split(",") if part.strip()}
+    if not names or names == {"none"}:
+        return frozenset()
+    if names == {"all"}:
+        return ALL_BACKENDS
+    unknown = names - ALL_BACKENDS
+    if unknown:
+        raise ValueError(
+            f"{RUN_BACKENDS_ENV_VAR}: unknown backend(s) {', '.join(sorted(unknown))} "
+            f"(known: {', '.join(sorted(ALL_BACKENDS))}, or 'all' / 'none')"
+        )
+    return frozenset(names)
+
+
+def runnable_backends(environ: Mapping[str, str] | None = None) -> frozenset[str]:
+    """:func:`run_backends` less ``llama_cpp`` when llama-cpp-python is not installed here."""
+    backends = run_backends(environ)
+    if "llama_cpp" in backends and importlib.util.find_spec("llama_cpp") is None:
+        backends = backends - {"llama_cpp"}
+    return backends
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _is_materialized(instance: dg.DagsterInstance, key: dg.AssetKey) -> bool:
+    return instance.get_latest_materialization_event(key) is not None
+
+
+def build_run_requests(
+    plan_runs: tuple[PlannedRun, ...],
+    registry: ModelRegistry,
+    layout: OperationsLayout,
+    instance: dg.DagsterInstance,
+    state: RegistryState,
+    tick_salt: str,
+) -> tuple[list[dg.RunRequest], tuple[PlannedRun, ...], list[str]]:
+    """Run requests for the pending runs whose study inputs exist; the rest stays pending.
+
+    Returns the run requests, the runs still pending, and log lines.
+    """
+    requests: list[dg.RunRequest] = []
+    still_pending: list[PlannedRun] = []
+    messages: list[str] = []
+    missing_by_study = {
+        study: [key for key in layout.unpartitioned_ancestors.get(study, ()) if not _is_materialized(instance, key)]
+        for study in {run.study for run in plan_runs}
+    }
+    missing_inputs = sorted({key for keys in missing_by_study.values() for key in keys}, key=str)
+    if missing_inputs:
+        names = ", ".join(key.to_user_string() for key in missing_inputs)
+        requests.append(
+            dg.RunRequest(
+                asset_selection=missing_inputs,
+                run_key=f"upstream:{_short_hash(names + state.to_cursor())}",
+                tags={UPSTREAM_RUN_TAG: "study-inputs"},
+            )
+        )
+        messages.append(f"study inputs missing, requested first (once per registry state): {names}")
+    for run in plan_runs:
+        if missing_by_study.get(run.study):
+            still_pending.append(run)
+            continue
+        entry = registry.get(run.partition_key)
+        requests.append(
+            dg.RunRequest(
+                partition_key=run.partition_key,
+                asset_selection=layout.study_selection(run.study),
+                run_key=f"{run.study}:{run.partition_key}:{state.entries[run.partition_key]}:{tick_salt}",
+                tags=run_tags_for_entry(entry, study=run.study),
+            )
+        )
+    if still_pending:
+        waiting = ", ".join(f"{run.partition_key} ({run.study})" for run in still_pending)
+        messages.append(f"runs waiting for their study inputs: {waiting}")
+    return requests, tuple(still_pending), messages
+
+
+def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+    """The body of :data:`model_registry_sensor` (see the module docstring)."""
+    try:
+        registry = load_registry()
+    except RegistryError as exc:
+        message = f"registry edit not applied; keeping the last valid state. {exc}"
+        context.log.error(message)
+        return dg.SkipReason(message)
+    try:
+        backends = runnable_backends()
+    except ValueError as exc:
+        context.log.error(str(exc))
+        return dg.SkipReason(str(exc))
+
+    try:
+        previous = SensorCursor.from_json(context.cursor)
+    except CursorError as exc:
+        context.log.warning(f"{exc}; starting from an empty state")
+        previous = SensorCursor(state=None)
+
+    instance = context.instance
+    layout = operations_layout(context.repository_def.asset_graph)
+    state = RegistryState.of(registry, previous.state)
+    diff = diff_states(previous.state, state)
+    materialized = {
+        study: instance.get_materialized_partitions(key) for study, key in layout.roots.items()
+    }
+    plan: WorkPlan = plan_registry_work(
+        registry,
+        diff,
+        existing_partitions=instance.get_dynamic_partitions(judge_models_partitions.name),
+        run_backends=backends,
+        materialized=materialized,
+        studies_available=set(layout.roots),
+        first_tick=previous.state is None,
+    )
+    pending = merge_pending(previous.pending, plan.runs, registry)
+    requests, still_pending, messages = build_run_requests(
+        pending, registry, layout, instance, state, tick_salt=_short_hash(context.cursor or "")
+    )
+
+    lines = [f"registry {diff.describe()}"]
+    if plan.partitions_to_add:
+        lines.append("partitions added: " + ", ".join(plan.partitions_to_add))
+    for run in plan.runs:
+        lines.append(f"run requested: {run.partition_key} for {run.study} ({run.reason})")
+    for skipped in plan.skipped:
+        lines.append(f"not run: {skipped.partition_key} for {skipped.study}: {skipped.reason}")
+    for name in plan.removed:
+        lines.append(
+            f"removed from the registry: {name}; its partition and stored judgments are kept "
+            "(delete them by hand if you really mean to)"
+        )
+    lines.extend(messages)
+    for line in lines:
+        (context.log.warning if line.startswith("removed") else context.log.info)(line)
+
+    observations = [
+        dg.AssetObservation(
+            asset_key=layout.roots[study],
+            partition=name,
+            metadata={"registry_status": "removed from the model registry; stored results kept"},
+        )
+        for name in plan.removed
+        for study in layout.roots
+        if name in materialized.get(study, set())
+    ]
+    cursor = SensorCursor(state=state, pending=still_pending).to_json()
+    dynamic = (
+        [judge_models_partitions.build_add_request(list(plan.partitions_to_add))]
+        if plan.partitions_to_add
+        else []
+    )
+    if requests:
+        return dg.SensorResult(
+            run_requests=requests,
+            dynamic_partitions_requests=dynamic,
+            cursor=cursor,
+            asset_events=observations,
+        )
+    return dg.SensorResult(
+        skip_reason=dg.SkipReason("; ".join(lines)),
+        dynamic_partitions_requests=dynamic,
+        cursor=cursor,
+        asset_events=observations,
+    )
+
+
+@dg.sensor(
+    name="model_registry_sensor",
+    description=(
+        "Watches the model registry: adds a judge_models partition per entry and requests the "
+        "studies' runs for new or changed entries; reports removed entries; skips invalid edits."
+    ),
+    minimum_interval_seconds=30,
+    default_status=sensor_status(),
+    target=dg.AssetSelection.all(),
+)
+def model_registry_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+    """Watches the model registry; see :mod:`sensors.registry_sensor`."""
+    return evaluate_registry(context)

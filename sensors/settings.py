@@ -1,0 +1,25 @@
+"""Deployment switches read from the environment of the code location (never secrets)."""
+
+from __future__ import annotations
+
+import os
+
+import dagster as dg
+
+#: ``off`` starts every sensor and schedule of the platform stopped (tests, staging); default ``on``.
+AUTOMATION_ENV_VAR = "ARGASSETS_AUTOMATION"
+
+
+def automation_enabled() -> bool:
+    """Whether sensors and schedules start running (``$ARGASSETS_AUTOMATION``, default on)."""
+    return os.environ.get(AUTOMATION_ENV_VAR, "on").strip().lower() not in ("off", "0", "false", "no")
+
+
+def sensor_status() -> dg.DefaultSensorStatus:
+    """The default status of the platform's sensors; a status set in the UI wins."""
+    return dg.DefaultSensorStatus.RUNNING if automation_enabled() else dg.DefaultSensorStatus.STOPPED
+
+
+def schedule_status() -> dg.DefaultScheduleStatus:
+    """The default status of the platform's schedules; a status set in the UI wins."""
+    return dg.DefaultScheduleStatus.RUNNING if automation_enabled() else dg.DefaultScheduleStatus.STOPPED
