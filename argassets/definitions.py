@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+import asset_checks.aq_reports
 import asset_checks.argument_quality
 import asset_checks.knowledge_base
 import asset_checks.political
@@ -10,7 +11,12 @@ from resources.build import build_resources
 from sensors import JOBS, SCHEDULES, SENSORS
 
 ASSET_MODULES = [corpora, prompts, judgments, aggregation, reports, knowledge_base, political]
-CHECK_MODULES = [asset_checks.argument_quality, asset_checks.knowledge_base, asset_checks.political]
+CHECK_MODULES = [
+    asset_checks.argument_quality,
+    asset_checks.aq_reports,
+    asset_checks.knowledge_base,
+    asset_checks.political,
+]
 
 defs = dg.Definitions(
     assets=dg.load_assets_from_modules(ASSET_MODULES),
