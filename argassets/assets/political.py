@@ -16,6 +16,7 @@ from argassets.lib.political import (
     ENSEMBLES,
     N_REPETITIONS,
     build_requests,
+    describe_scope,
     empty_predictions,
     ensemble_membership,
     members_of,
@@ -183,7 +184,7 @@ def political_predictions(
     """Five left-right scores (0-100, NA or invalid) per KB argument from one judge model."""
     name = context.partition_key
     entry = registry.entry(name)
-    scope_text = entry.scope.describe()
+    scope_text = describe_scope(entry.scope)
     if not entry.takes_part_in(STUDY):
         context.log.info(f"{name} does not take part in the political study: empty partition")
         return dg.Output(

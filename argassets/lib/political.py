@@ -45,6 +45,7 @@ __all__ = [
     "EnsembleMember",
     "ParsedScore",
     "build_requests",
+    "describe_scope",
     "empty_predictions",
     "political_sampling",
     "prediction_table",
@@ -516,6 +517,12 @@ def political_sampling(entry: Any) -> SamplingParams:
         seed=int(PROTOCOL_SAMPLING["seed"]) if s.seed is None else int(s.seed),
         max_tokens=int(PROTOCOL_SAMPLING["max_tokens"]) if s.max_tokens is None else int(s.max_tokens),
     )
+
+
+def describe_scope(scope: Any) -> str:
+    """The part of a registry ``scope`` that Study B uses: ``max_arguments`` (topics, dimensions,
+    strategies and ``max_comparisons`` belong to Study A), or ``full``."""
+    return "full" if scope.max_arguments is None else f"max_arguments={scope.max_arguments}"
 
 
 def scope_arguments(prompts: pd.DataFrame, priority: Sequence[str] = (), max_arguments: int | None = None) -> pd.DataFrame:
