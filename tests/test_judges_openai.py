@@ -86,12 +86,12 @@ def test_retries_on_429_500_and_timeouts(caplog: pytest.LogCaptureFixture):
         if key.endswith("a1\nArgument B: b1"):
             return Reply(500, f"internal error, token {SECRET}".encode()) if n == 1 else chat_reply("B")
         if key.endswith("a2\nArgument B: b2"):
-            return Reply(**{**chat_reply("Tie").__dict__, "delay_s": 1.0}) if n == 1 else chat_reply("Tie")
+            return Reply(**{**chat_reply("Tie").__dict__, "delay_s": 4.0}) if n == 1 else chat_reply("Tie")
         return chat_reply("A")
 
     caplog.set_level(logging.DEBUG)
     with ScriptedServer(handler) as server:
-        judge = _judge(server, timeout_s=0.3)
+        judge = _judge(server, timeout_s=1.5)
         out = judge.complete(_requests(4), SamplingParams(1.0), [0])
     assert [row[0].text for row in out] == ["A", "B", "Tie", "A"]
     assert attempts == {"Argument A: a0\nArgument B: b0": 3, "Argument A: a1\nArgument B: b1": 2,
