@@ -35,6 +35,9 @@ STUDY_ROOTS: dict[str, str] = {
 }
 #: How many levels above an unpartitioned report an in-progress run still holds it back.
 UPSTREAM_DEPTH = 6
+#: Assets of these kinds write to an external system that may not be configured (the Neo4j export):
+#: they are never materialised automatically; run them from the UI or the CLI.
+EXTERNAL_KINDS: frozenset[str] = frozenset({"neo4j"})
 
 K = TypeVar("K", bound=Hashable)
 
@@ -102,7 +105,16 @@ class OperationsLayout:
     judge_partitioned
         Every asset partitioned by ``judge_models``.
     reports
-        Every unpartitioned asset downstream of a study root, in topological order.
+        Every unpartitioned asset downstream of a study root, in topological order, except those
+        of :data:`EXTERNAL_KINDS`.
+    inputs
+        The unpartitioned assets the studies and their reports read that no study produces
+        (corpora, prompts, expert scores, the knowledge base), in topological order.
+    standalone
+        The other unpartitioned assets built from a study's inputs but not from its judgments
+        (e.g. human-only analyses), in topological order, except those of :data:`EXTERNAL_KINDS`.
+    reports_by_study, inputs_by_study, standalone_by_study
+        The same, per study.
     parents
         Asset key to its parent keys, for every asset of the graph.
     """
@@ -112,6 +124,11 @@ class OperationsLayout:
     unpartitioned_ancestors: Mapping[str, tuple[dg.AssetKey, ...]]
     judge_partitioned: frozenset[dg.AssetKey]
     reports: tuple[dg.AssetKey, ...]
+    inputs: tuple[dg.AssetKey, ...]
+    standalone: tuple[dg.AssetKey, ...]
+    reports_by_study: Mapping[str, tuple[dg.AssetKey, ...]]
+    inputs_by_study: Mapping[str, tuple[dg.AssetKey, ...]]
+    standalone_by_study: Mapping[str, tuple[dg.AssetKey, ...]]
     parents: Mapping[dg.AssetKey, frozenset[dg.AssetKey]]
 
     def study_selection(self, study: str) -> list[dg.AssetKey]:
@@ -168,36 +185,61 @@ def operations_layout(assets: Any) -> OperationsLayout:
             stack.extend(edges.get(key, ()))
         return seen
 
+    def automatable(key: dg.AssetKey) -> bool:
+        node = graph.get(key)
+        return node.is_materializable and not (set(node.kinds) & EXTERNAL_KINDS)
+
+    def ordered(keys: Collection[dg.AssetKey]) -> tuple[dg.AssetKey, ...]:
+        return tuple(sorted((k for k in keys if k in position), key=position.__getitem__))
+
     roots: dict[str, dg.AssetKey] = {}
     partitioned_downstream: dict[str, tuple[dg.AssetKey, ...]] = {}
     unpartitioned_ancestors: dict[str, tuple[dg.AssetKey, ...]] = {}
-    reports: set[dg.AssetKey] = set()
+    downstream_by_study: dict[str, set[dg.AssetKey]] = {}
     for study, name in STUDY_ROOTS.items():
         key = dg.AssetKey(name)
         if key not in position:
             continue
         roots[study] = key
         downstream = closure(key, children)
-        partitioned_downstream[study] = tuple(
-            sorted((k for k in downstream if k in judge_partitioned), key=position.__getitem__)
+        downstream_by_study[study] = downstream
+        partitioned_downstream[study] = ordered(k for k in downstream if k in judge_partitioned)
+        unpartitioned_ancestors[study] = ordered(
+            k for k in closure(key, parents) if k not in judge_partitioned and graph.get(k).is_materializable
         )
-        reports |= {k for k in downstream if k not in judge_partitioned and k in position}
-        unpartitioned_ancestors[study] = tuple(
-            sorted(
-                (
-                    k
-                    for k in closure(key, parents)
-                    if k not in judge_partitioned and graph.get(k).is_materializable
-                ),
-                key=position.__getitem__,
-            )
+    all_downstream = set().union(*downstream_by_study.values()) if downstream_by_study else set()
+    reports_by_study: dict[str, tuple[dg.AssetKey, ...]] = {}
+    inputs_by_study: dict[str, tuple[dg.AssetKey, ...]] = {}
+    for study, downstream in downstream_by_study.items():
+        reports_by_study[study] = ordered(
+            k for k in downstream if k not in judge_partitioned and automatable(k)
         )
+        needed = closure(roots[study], parents)
+        for report in reports_by_study[study]:
+            needed |= closure(report, parents)
+        inputs_by_study[study] = ordered(
+            k for k in needed if k not in all_downstream and k not in judge_partitioned and automatable(k)
+        )
+    placed = set(all_downstream) | judge_partitioned | {k for keys in inputs_by_study.values() for k in keys}
+    standalone_by_study: dict[str, tuple[dg.AssetKey, ...]] = {}
+    for study, inputs in inputs_by_study.items():
+        standalone_by_study[study] = ordered(
+            k
+            for k in order
+            if k not in placed and automatable(k) and closure(k, parents) & set(inputs)
+        )
+    union = lambda groups: ordered({k for keys in groups.values() for k in keys})  # noqa: E731
     return OperationsLayout(
         roots=roots,
         partitioned_downstream=partitioned_downstream,
         unpartitioned_ancestors=unpartitioned_ancestors,
         judge_partitioned=judge_partitioned,
-        reports=tuple(sorted((k for k in reports if graph.get(k).is_materializable), key=position.__getitem__)),
+        reports=union(reports_by_study),
+        inputs=union(inputs_by_study),
+        standalone=union(standalone_by_study),
+        reports_by_study=reports_by_study,
+        inputs_by_study=inputs_by_study,
+        standalone_by_study=standalone_by_study,
         parents=parents,
     )
 

@@ -175,18 +175,28 @@ class Executor:
             instance=self.instance,
             tags=run_tags,
             asset_selection=list(keys),
+            # Steps in this process, one after the other: no re-import of the code location per step.
+            run_config={"execution": {"config": {"in_process": {}}}},
         )
         status = "succeeded" if result.success else "FAILED"
         _print(f"  run {result.run_id} {status}")
         return result.success
 
-    def missing_inputs(self, studies: Sequence[str]) -> list[Any]:
-        keys = []
+    def missing_inputs(self, studies: Sequence[str], everything: bool = False) -> list[Any]:
+        """Unmaterialised inputs of the studies' judging (or, ``everything``, of their reports and
+        their standalone tables too)."""
+        candidates: list[Any] = []
         for study in studies:
-            for key in self.layout.unpartitioned_ancestors.get(study, ()):
-                if key not in keys and self.instance.get_latest_materialization_event(key) is None:
-                    keys.append(key)
-        return keys
+            groups = (
+                [self.layout.inputs_by_study.get(study, ()), self.layout.standalone_by_study.get(study, ())]
+                if everything
+                else [self.layout.unpartitioned_ancestors.get(study, ())]
+            )
+            for keys in groups:
+                candidates += [k for k in keys if k not in candidates]
+        order = {key: i for i, key in enumerate(self.repo_def.asset_graph.toposorted_asset_keys)}
+        missing = [k for k in candidates if self.instance.get_latest_materialization_event(k) is None]
+        return sorted(missing, key=order.__getitem__)
 
     def run_partition(self, registry: ModelRegistry, name: str, studies: Sequence[str] | None) -> bool:
         from sensors.run_tags import run_tags_for_entry
@@ -205,8 +215,15 @@ class Executor:
             ok = self.run(keys, name, run_tags_for_entry(entry, study=study), f"{study} / {name}") and ok
         return ok
 
-    def run_reports(self) -> bool:
-        keys = list(self.layout.reports)
+    def run_reports(self, studies: Sequence[str] | None = None) -> bool:
+        if studies is None:
+            keys = list(self.layout.reports)
+        else:
+            keys = []
+            for study in studies:
+                keys += [k for k in self.layout.reports_by_study.get(study, ()) if k not in keys]
+            order = {key: i for i, key in enumerate(self.repo_def.asset_graph.toposorted_asset_keys)}
+            keys.sort(key=order.__getitem__)
         if not keys:
             _print("no report assets in the code location")
             return True
@@ -282,16 +299,20 @@ def cmd_run_default(args: argparse.Namespace) -> int:
         if args.models
         else [e.name for e in registry.models if e.backend in BASELINE_BACKENDS]
     )
+    unknown = [n for n in names if n not in registry.names]
+    if unknown:
+        raise CliError(f"not in the registry: {', '.join(unknown)}")
     executor = Executor(instance)
-    studies = [s for s in executor.layout.roots]
-    inputs = executor.missing_inputs(studies)
-    if inputs and not executor.run(inputs, None, {}, "study inputs"):
+    studies = [s for s in executor.layout.roots if any(registry.get(n).takes_part_in(s) for n in names)]
+    _print(f"models: {', '.join(names)}; studies: {', '.join(studies) or 'none'}")
+    inputs = executor.missing_inputs(studies, everything=True)
+    if inputs and not executor.run(inputs, None, {}, "study inputs and tables"):
         return 1
     failed = [name for name in names if not executor.run_partition(registry, name, None)]
     if failed:
         _print(f"failed partitions: {', '.join(failed)}")
         return 1
-    ok = executor.run_reports()
+    ok = executor.run_reports(studies)
     if ok:
         _print(f"done; see the results with `argassets ui` (DAGSTER_HOME={dagster_home()})")
     return 0 if ok else 1
@@ -321,6 +342,8 @@ def cmd_runs_mark_orphans(args: argparse.Namespace) -> int:
         except PermissionError:
             continue
         instance.report_run_failed(run, f"the process running it (pid {pid}) is gone (killed or crashed)")
+        if instance.event_log_storage.supports_global_concurrency_limits:
+            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
         _print(f"marked failed: {run.run_id} ({run.job_name}, pid {pid})")
         marked += 1
     _print(f"{marked} orphaned run(s) marked failed")
@@ -374,7 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
     back.add_argument("--with-reports", action="store_true", help="then refresh every report")
     back.set_defaults(func=cmd_backfill)
 
-    default = sub.add_parser("run-default", help="study inputs, the baselines, then every report")
+    default = sub.add_parser(
+        "run-default", help="every unpartitioned input and table, the baselines, then every report"
+    )
     default.add_argument("--models", help="comma-separated entries instead of the baselines")
     default.set_defaults(func=cmd_run_default)
 

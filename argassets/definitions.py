@@ -6,6 +6,7 @@ import asset_checks.aq_reports
 import asset_checks.argument_quality
 import asset_checks.knowledge_base
 import asset_checks.political
+from argassets.automation import with_automation
 from argassets.assets import aggregation, corpora, judgments, knowledge_base, political, prompts, reports
 from resources.build import build_resources
 from sensors import JOBS, SCHEDULES, SENSORS
@@ -19,7 +20,8 @@ CHECK_MODULES = [
 ]
 
 defs = dg.Definitions(
-    assets=dg.load_assets_from_modules(ASSET_MODULES),
+    # Declarative automation of everything downstream of the judged partitions (argassets/automation.py).
+    assets=with_automation(dg.load_assets_from_modules(ASSET_MODULES)),
     asset_checks=dg.load_asset_checks_from_modules(CHECK_MODULES + ASSET_MODULES),
     resources=build_resources(),
     sensors=SENSORS,

@@ -120,7 +120,15 @@ def build_run_requests(
         study: [key for key in layout.unpartitioned_ancestors.get(study, ()) if not _is_materialized(instance, key)]
         for study in {run.study for run in plan_runs}
     }
-    missing_inputs = sorted({key for keys in missing_by_study.values() for key in keys}, key=str)
+    missing_inputs: list[dg.AssetKey] = []
+    if any(missing_by_study.values()):
+        # Along with what the judging needs, everything else these studies' reports read.
+        for study in sorted(missing_by_study):
+            missing_inputs += [
+                key
+                for key in layout.inputs_by_study.get(study, ())
+                if key not in missing_inputs and not _is_materialized(instance, key)
+            ]
     if missing_inputs:
         names = ", ".join(key.to_user_string() for key in missing_inputs)
         requests.append(
