@@ -67,13 +67,30 @@ def _canonical_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
+_json_string = json.JSONEncoder(ensure_ascii=False).encode
+#: JSON encodings of recent system messages (few per study, each long and repeated for every item).
+_SYSTEM_JSON: dict[str, str] = {}
+
+
 def messages_sha256(system: str, user: str) -> str:
     """SHA-256 (hex) of the canonical JSON of the chat messages ``[system, user]``.
 
-    Canonical JSON: keys sorted, no insignificant whitespace, UTF-8, non-ASCII kept as is.
+    Canonical JSON: keys sorted, no insignificant whitespace, UTF-8, non-ASCII kept as is, i.e.
+    ``[{"content":<system>,"role":"system"},{"content":<user>,"role":"user"}]``.
     """
-    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-    return hashlib.sha256(_canonical_json(messages).encode("utf-8")).hexdigest()
+    encoded_system = _SYSTEM_JSON.get(system)
+    if encoded_system is None:
+        encoded_system = _json_string(system)
+        if len(_SYSTEM_JSON) > 4096:
+            _SYSTEM_JSON.clear()
+        _SYSTEM_JSON[system] = encoded_system
+    digest = hashlib.sha256()
+    digest.update(b'[{"content":')
+    digest.update(encoded_system.encode("utf-8"))
+    digest.update(b',"role":"system"},{"content":')
+    digest.update(_json_string(user).encode("utf-8"))
+    digest.update(b',"role":"user"}]')
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
