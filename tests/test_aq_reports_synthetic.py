@@ -253,3 +253,30 @@ def test_plots_and_markdown(judged):
     assert text.startswith("| model") and "27 more rows not shown" in text
     assert markdown_table(pd.DataFrame()) == "_(no rows)_"
     assert not math.isnan(judged["report"]["pearson"].iloc[0])
+
+
+def test_position_bias_by_hand():
+    def row(comparison, order, run, label):
+        return {"judge_model": "m", "strategy": "zero", "dimension": "logic", "comparison_id": comparison,
+                "order": order, "run": run, "label": label}
+
+    rows = [
+        # c1: as A-B the model says A, A, B; swapped (mapped back) A, B, B.
+        row("c1", "ab", 0, "A"), row("c1", "ab", 1, "A"), row("c1", "ab", 2, "B"),
+        row("c1", "ba", 0, "A"), row("c1", "ba", 1, "B"), row("c1", "ba", 2, "B"),
+        # c2: Tie, then invalid; swapped: Tie, A.
+        row("c2", "ab", 0, "Tie"), row("c2", "ab", 1, None),
+        row("c2", "ba", 0, "Tie"), row("c2", "ba", 1, "A"),
+    ]
+    report = position_bias_report(pd.DataFrame(rows))
+    logic = report[report["dimension"] == "logic"].iloc[0]
+    # Pairs with both valid: c1 runs 0-2 and c2 run 0; consistent: c1/0, c1/2, c2/0.
+    assert logic["n_pairs"] == 4 and logic["order_consistency"] == pytest.approx(3 / 4)
+    # Majorities: c1 A vs B (inconsistent); c2 Tie vs Tie (one Tie and one A in the swapped order).
+    assert logic["order_consistency_majority"] == pytest.approx(1 / 2)
+    # Presented labels: ab as is (A, A, B, Tie); ba swapped back to presentation (B, A, A, Tie, B).
+    # First position chosen: A, A, A, A = 4 of 7 decisive; ties 2 of 9 valid.
+    assert logic["n_decisive"] == 7 and logic["first_position_share"] == pytest.approx(4 / 7)
+    assert logic["tie_share"] == pytest.approx(2 / 9) and logic["n_judgments"] == 9
+    pooled = report[report["dimension"] == "all"].iloc[0]
+    assert pooled["n_pairs"] == 4 and pooled["first_position_share"] == pytest.approx(4 / 7)

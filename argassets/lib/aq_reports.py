@@ -462,10 +462,10 @@ def _finish_report(report: pd.DataFrame, info: dict[str, ModelInfo]) -> pd.DataF
 def best_configuration(report: pd.DataFrame) -> tuple[str, str] | None:
     """The (model, strategy) with the highest mean of r, rho and tau against the experts.
 
-    Ranked on the ``mean`` rows. Preferred candidates are non-baseline models with full scope that
-    cover all three dimensions; if there is none, any configuration with a defined mean counts
-    (and if no mean is defined, the first configuration by name). Ties are broken by model and
-    strategy name.
+    Ranked on the ``mean`` rows, among the first non-empty tier of: non-baseline models with full
+    scope covering all three dimensions; any such complete configuration (baselines too); any
+    configuration with a defined mean (if no mean is defined at all: the first configuration by
+    name). Ties are broken by model and strategy name.
     """
     if report.empty:
         return None
@@ -480,14 +480,13 @@ def best_configuration(report: pd.DataFrame) -> tuple[str, str] | None:
         top = means.sort_values(["model", "strategy"]).iloc[0] if len(means) else None
         return (str(top["model"]), str(top["strategy"])) if top is not None else None
     means = defined
-    preferred = means
-    if {"is_baseline", "scope"} <= set(means.columns):
-        preferred = means[
-            (~means["is_baseline"].astype(bool)) & (means["scope"] == "full") & (means["n_dims"] == len(DIMENSIONS))
-        ]
-    pool = preferred if len(preferred) else means
-    if pool.empty:
-        return None
+    complete = means["n_dims"] == len(DIMENSIONS)
+    if "scope" in means.columns:
+        complete &= means["scope"] == "full"
+    tiers = [complete, pd.Series(True, index=means.index)]
+    if "is_baseline" in means.columns:
+        tiers.insert(0, complete & ~means["is_baseline"].astype(bool))
+    pool = next(means[tier] for tier in tiers if tier.any())
     pool = pool.sort_values(["correlation_mean", "model", "strategy"], ascending=[False, True, True])
     top = pool.iloc[0]
     return str(top["model"]), str(top["strategy"])
@@ -686,33 +685,27 @@ def position_bias_report(judgments: pd.DataFrame, info: dict[str, ModelInfo] | N
     model_col = "model" if "model" in judgments.columns else "judge_model"
     if judgments.empty:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
-    order = judgments["order"] if "order" in judgments.columns else pd.Series("ab", index=judgments.index)
-    swapped_models = judgments.loc[order == "ba", model_col].unique()
-    unmeasured = (
-        judgments.loc[~judgments[model_col].isin(swapped_models), [model_col, "strategy"]]
-        .drop_duplicates()
-        .rename(columns={model_col: "model"})
-        .assign(dimension="all", measured=False, n_pairs=0, n_decisive=0, n_judgments=0)
-    )
-    frame = judgments[judgments[model_col].isin(swapped_models)]
-    frame = frame[[model_col, "strategy", "dimension", "comparison_id", "order", "run", "label"]].rename(
-        columns={model_col: "model"}
-    )
-    codes = encode_labels(frame["label"].reset_index(drop=True))
-    order_ba = (frame["order"] == "ba").to_numpy()
-    # The label as presented: swapping A and B undoes the mapping back for the swapped order.
-    presented = np.where(order_ba & (codes == 0), 1, np.where(order_ba & (codes == 1), 0, codes))
-    frame = frame.assign(code=codes, presented=presented)
+    if "order" in judgments.columns:
+        swapped_row = judgments["order"].to_numpy(dtype=object) == "ba"
+    else:
+        swapped_row = np.zeros(len(judgments), dtype=bool)
+    model_codes, model_names = pd.factorize(judgments[model_col])
+    swapped_model = np.zeros(len(model_names), dtype=bool)
+    swapped_model[np.unique(model_codes[swapped_row])] = True
+    in_study = swapped_model[model_codes]
 
-    rows = []
-    pooled = frame.assign(dimension="all")
-    for source in (frame, pooled):
-        for (model, strategy, dimension), part in source.groupby(["model", "strategy", "dimension"], sort=True):
-            rows.append(
-                {"model": model, "strategy": strategy, "dimension": dimension, "measured": True, **_bias_metrics(part)}
-            )
-    report = pd.concat([pd.DataFrame(rows), unmeasured], ignore_index=True)
-    for column in ("order_consistency", "order_consistency_majority", "first_position_share", "first_position_pvalue", "tie_share"):
+    # Models judged in one order only: one "not measured" row per strategy.
+    _, unmeasured = factorize_columns(judgments, [model_col, "strategy"], rows=~in_study)
+    unmeasured = unmeasured.rename(columns={model_col: "model"}).assign(
+        dimension="all", measured=False, n_pairs=0, n_decisive=0, n_judgments=0
+    )
+
+    measured = pd.DataFrame()
+    if in_study.any():
+        measured = _bias_table(judgments, model_col, in_study, swapped_row[in_study])
+    report = pd.concat([measured, unmeasured], ignore_index=True)
+    for column in ("order_consistency", "order_consistency_majority", "first_position_share",
+                   "first_position_pvalue", "tie_share"):
         report[column] = report[column].astype(float) if column in report.columns else np.nan
     for column in ("n_pairs", "n_decisive", "n_judgments"):
         report[column] = report[column].astype(np.int64)
@@ -727,40 +720,60 @@ def position_bias_report(judgments: pd.DataFrame, info: dict[str, ModelInfo] | N
     return report[columns]
 
 
-def _bias_metrics(part: pd.DataFrame) -> dict[str, float]:
-    ab = part[part["order"] == "ab"].set_index(["comparison_id", "run"])["code"]
-    ba = part[part["order"] == "ba"].set_index(["comparison_id", "run"])["code"]
-    paired = pd.concat([ab.rename("ab"), ba.rename("ba")], axis=1, join="inner")
-    paired = paired[(paired["ab"] >= 0) & (paired["ba"] >= 0)]
-    consistency = float((paired["ab"] == paired["ba"]).mean()) if len(paired) else np.nan
-
-    def majority_by_comparison(series: pd.Series) -> pd.Series:
-        table = series.unstack("run")
-        return pd.Series(majority_of_runs(table.fillna(-1).to_numpy().astype(np.int8)), index=table.index)
-
-    maj_ab = majority_by_comparison(ab) if len(ab) else pd.Series(dtype="int8")
-    maj_ba = majority_by_comparison(ba) if len(ba) else pd.Series(dtype="int8")
-    maj = pd.concat([maj_ab.rename("ab"), maj_ba.rename("ba")], axis=1, join="inner")
-    maj = maj[(maj["ab"] >= 0) & (maj["ba"] >= 0)]
-    consistency_majority = float((maj["ab"] == maj["ba"]).mean()) if len(maj) else np.nan
-
-    presented = part["presented"].to_numpy()
-    valid = presented >= 0
-    first = int((presented == 0).sum())
-    second = int((presented == 1).sum())
-    decisive = first + second
-    share = first / decisive if decisive else np.nan
-    pvalue = float(stats.binomtest(first, decisive, 0.5).pvalue) if decisive else np.nan
-    return {
-        "order_consistency": consistency,
-        "order_consistency_majority": consistency_majority,
-        "first_position_share": share,
-        "first_position_pvalue": pvalue,
-        "tie_share": float((presented[valid] == 2).mean()) if valid.any() else np.nan,
-        "n_pairs": int(len(paired)),
-        "n_decisive": decisive,
-        "n_judgments": int(valid.sum()),
+def _bias_table(judgments: pd.DataFrame, model_col: str, rows: np.ndarray, swapped: np.ndarray) -> pd.DataFrame:
+    """Position-bias metrics of the selected rows, per (model, strategy, dimension) and pooled."""
+    keys, uniques = factorize_columns(judgments, [model_col, "strategy", "dimension", "comparison_id"], rows=rows)
+    group, groups = factorize_columns(uniques, [model_col, "strategy", "dimension"])
+    run = judgments["run"].to_numpy()[rows].astype(np.int64)
+    n_runs = max(int(run.max()) + 1, 1)
+    code = encode_labels(judgments["label"].to_numpy()[rows])
+    # The label as presented: swapping A and B back for the swapped order.
+    presented = np.where(swapped & (code == 0), 1, np.where(swapped & (code == 1), 0, code))
+    size = len(uniques) * n_runs
+    slot = keys * n_runs + run
+    by_order = []
+    for flag in (False, True):
+        table = np.full(size, MISSING, dtype=np.int8)
+        table[slot[swapped == flag]] = code[swapped == flag]
+        by_order.append(table.reshape(len(uniques), n_runs))
+    ab, ba = by_order
+    both = (ab >= 0) & (ba >= 0)
+    key_group = group
+    n_groups = len(groups)
+    counts = {
+        "pairs": np.bincount(np.repeat(key_group, n_runs), both.ravel(), n_groups),
+        "consistent": np.bincount(np.repeat(key_group, n_runs), (both & (ab == ba)).ravel(), n_groups),
     }
+    maj_ab, maj_ba = majority_of_runs(ab), majority_of_runs(ba)
+    maj_both = (maj_ab >= 0) & (maj_ba >= 0)
+    counts["maj_pairs"] = np.bincount(key_group, maj_both, n_groups)
+    counts["maj_consistent"] = np.bincount(key_group, maj_both & (maj_ab == maj_ba), n_groups)
+    row_group = key_group[keys]
+    for name, value in (("first", 0), ("second", 1), ("tie", 2)):
+        counts[name] = np.bincount(row_group, presented == value, n_groups)
+    counts["valid"] = np.bincount(row_group, presented >= 0, n_groups)
+
+    per_dimension = groups.rename(columns={model_col: "model"}).assign(**counts)
+    pooled = per_dimension.groupby(["model", "strategy"], sort=True)[list(counts)].sum().reset_index()
+    pooled["dimension"] = "all"
+    table = pd.concat([per_dimension, pooled], ignore_index=True)
+    with np.errstate(all="ignore"):
+        decisive = table["first"] + table["second"]
+        table["order_consistency"] = np.where(table["pairs"] > 0, table["consistent"] / table["pairs"], np.nan)
+        table["order_consistency_majority"] = np.where(
+            table["maj_pairs"] > 0, table["maj_consistent"] / table["maj_pairs"], np.nan
+        )
+        table["first_position_share"] = np.where(decisive > 0, table["first"] / decisive, np.nan)
+        table["tie_share"] = np.where(table["valid"] > 0, table["tie"] / table["valid"], np.nan)
+    table["first_position_pvalue"] = [
+        float(stats.binomtest(int(f), int(d), 0.5).pvalue) if d else np.nan
+        for f, d in zip(table["first"], decisive, strict=True)
+    ]
+    table["n_pairs"] = table["pairs"].astype(np.int64)
+    table["n_decisive"] = decisive.astype(np.int64)
+    table["n_judgments"] = table["valid"].astype(np.int64)
+    table["measured"] = True
+    return table.drop(columns=list(counts))
 
 
 # --- Checks ------------------------------------------------------------------------------------

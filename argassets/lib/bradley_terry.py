@@ -48,7 +48,7 @@ from __future__ import annotations
 import warnings
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import choix
@@ -168,13 +168,18 @@ def count_matrices(
     return flat.reshape(n_cells, n_items, n_items)
 
 
+#: Newton steps in float32 before the remaining matrices continue in float64.
+_SINGLE_PRECISION_STEPS = 25
+
+
 def _newton_step(totals: np.ndarray, wins: np.ndarray, alpha: float, params: np.ndarray) -> np.ndarray:
     """One batched Newton step towards the fixed point of choix's ILSR (see :func:`fit_strengths`)."""
     k, n, _ = totals.shape
     s = np.exp(params - params.max(axis=1, keepdims=True))
     s /= s.sum(axis=1, keepdims=True)
     w = n * s
-    p = w[:, :, None] / (w[:, :, None] + w[:, None, :])  # P(i beats j)
+    # P(i beats j) in logistic form: no 0/0 when both weights underflow.
+    p = 1.0 / (1.0 + np.exp(params[:, None, :] - params[:, :, None]))
     expected = totals * p
     grad = expected.sum(axis=2) - wins + alpha * n * (w - 1.0)
     # Off-diagonal Hessian: -N_ij p_ij p_ji - alpha n^2 s_i s_j, with p_ji = 1 - p_ij.
@@ -219,8 +224,9 @@ def fit_strengths(
         ``choix`` (``choix.ilsr_pairwise_dense`` per matrix) or ``batched`` (Newton's method on
         ILSR's fixed-point equations, all matrices at once; see the module docstring).
     precision
-        ``single`` runs the batched engine in float32 (twice as fast; about 1e-5 accurate, used for
-        bootstrap replicates, where ``tol`` should then be no smaller than 1e-4).
+        ``single`` runs the batched engine in float32 (faster; about 1e-5 accurate, used for
+        bootstrap replicates with a ``tol`` of 1e-5 per argument); matrices that have not converged
+        after 25 steps (very unequal strengths) continue in float64.
 
     Returns
     -------
@@ -266,10 +272,19 @@ def fit_strengths(
     work = np.float32 if precision == "single" else np.float64
     totals = (counts + np.swapaxes(counts, 1, 2)).astype(work, copy=False)
     wins = counts.sum(axis=2).astype(work, copy=False)
+    if initial_params is None:
+        # Start from smoothed log win/loss ratios: fewer Newton steps than from zero.
+        losses = counts.sum(axis=1)
+        params = np.log((wins + 0.5) / (losses + 0.5))
+        params -= params.mean(axis=1, keepdims=True)
     active = np.arange(k)
     current = params.astype(work)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for _ in range(max_iter):
+        for iteration in range(max_iter):
+            if work is np.float32 and iteration == _SINGLE_PRECISION_STEPS:
+                # Very unequal strengths can keep float32 steps above tol: finish in float64.
+                work = np.float64
+                totals, wins, current = totals.astype(work), wins.astype(work), current.astype(work)
             try:
                 new = _newton_step(totals, wins, alpha, current)
             except np.linalg.LinAlgError:
@@ -629,7 +644,3 @@ def _bootstrap_cells(
         out[start : start + len(chunk)] = np.swapaxes(fitted, 1, 2)
     return out
 
-
-def with_overrides(settings: BTSettings, **changes: object) -> BTSettings:
-    """A copy of ``settings`` with the given fields replaced (``None`` values ignored)."""
-    return replace(settings, **{k: v for k, v in changes.items() if v is not None})

@@ -43,42 +43,83 @@ MAJORITY_KEY = ["model", "strategy", "dimension", "comparison_id"]
 
 
 class VotingError(ValueError):
-    """Judgments that cannot be voted on; the message names the offending row."""
+    """Judgments that cannot be voted on; the message names the offending row.
+
+    ``position`` is the 0-based position of the offending value when one is known.
+    """
+
+    def __init__(self, message: str, position: int | None = None):
+        super().__init__(message)
+        self.position = position
 
 
-def factorize_columns(frame: pd.DataFrame, columns: Sequence[str]) -> tuple[np.ndarray, pd.DataFrame]:
+def _factorize_sorted(values: pd.Series | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``pd.factorize(values, sort=True)``, but sorting only the (few) uniques."""
+    if isinstance(values, pd.Series) and isinstance(values.dtype, pd.CategoricalDtype):
+        series = values.cat.remove_unused_categories()
+        codes = series.cat.codes.to_numpy().astype(np.int64)
+        uniques = np.asarray(series.cat.categories)
+    else:
+        codes, uniques = pd.factorize(values, sort=False)
+        codes = codes.astype(np.int64)
+        uniques = np.asarray(uniques)
+    order = np.argsort(uniques, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[codes], uniques[order]
+
+
+def _unique_inverse(keys: np.ndarray, bound: float) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` for keys in ``[0, bound)``; without sorting when
+    the range is small enough for a presence table."""
+    if bound <= 64_000_000:
+        present = np.zeros(int(bound), dtype=bool)
+        present[keys] = True
+        rank = np.cumsum(present, dtype=np.int64) - 1
+        return np.flatnonzero(present), rank[keys]
+    return np.unique(keys, return_inverse=True)
+
+
+def factorize_columns(
+    frame: pd.DataFrame, columns: Sequence[str], rows: np.ndarray | None = None
+) -> tuple[np.ndarray, pd.DataFrame]:
     """Code the distinct rows of ``frame[columns]`` as 0..k-1, in sorted order, fast.
 
-    Each column is factorised on its own (categoricals by their codes) and the codes are combined
-    arithmetically, which avoids building Python tuples for millions of rows.
+    Each column is factorised on its own and the codes are combined arithmetically, which avoids
+    building Python tuples for millions of rows.
+
+    Parameters
+    ----------
+    frame, columns
+        The table and the key columns.
+    rows
+        Optional boolean mask or index of the rows to code (the others are ignored).
 
     Returns
     -------
     tuple
-        ``(codes, uniques)``: an ``int64`` code per row and a frame of the ``k`` distinct rows.
+        ``(codes, uniques)``: an ``int64`` code per (selected) row and a frame of the ``k``
+        distinct rows.
     """
     columns = list(columns)
+    n = len(frame) if rows is None else int(np.count_nonzero(rows) if np.asarray(rows).dtype == bool else len(rows))
     if not columns:
-        return np.zeros(len(frame), dtype=np.int64), pd.DataFrame(index=[0])
+        return np.zeros(n, dtype=np.int64), pd.DataFrame(index=[0])
     parts: list[np.ndarray] = []
     values: list[np.ndarray] = []
     for column in columns:
         series = frame[column]
-        if isinstance(series.dtype, pd.CategoricalDtype):
-            series = series.cat.remove_unused_categories()
-            order = np.argsort(np.asarray(series.cat.categories), kind="stable")
-            rank = np.empty(len(order), dtype=np.int64)
-            rank[order] = np.arange(len(order))
-            parts.append(rank[series.cat.codes.to_numpy().astype(np.int64)])
-            values.append(np.asarray(series.cat.categories)[order])
+        if rows is not None and not isinstance(series.dtype, pd.CategoricalDtype):
+            codes, uniques = _factorize_sorted(series.to_numpy()[rows])
         else:
-            codes, uniques = pd.factorize(series, sort=True)
-            parts.append(codes.astype(np.int64))
-            values.append(np.asarray(uniques))
+            codes, uniques = _factorize_sorted(series)
+            codes = codes if rows is None else codes[rows]
+        parts.append(codes)
+        values.append(uniques)
     combined = parts[0]
     for part, uniq in zip(parts[1:], values[1:], strict=True):
         combined = combined * len(uniq) + part
-    keys, inverse = np.unique(combined, return_inverse=True)
+    keys, inverse = _unique_inverse(combined, int(np.prod([max(len(v), 1) for v in values], dtype=float)))
     decoded = {}
     rest = keys
     for column, uniq in reversed(list(zip(columns, values, strict=True))):
@@ -106,15 +147,17 @@ def encode_labels(labels: Sequence[object] | np.ndarray | pd.Series) -> np.ndarr
     VotingError
         A value that is neither a label nor missing; the message names its position.
     """
-    series = pd.Series(labels, dtype="object") if not isinstance(labels, pd.Series) else labels
-    codes = pd.Categorical(series, categories=list(LABELS)).codes.astype(np.int8)
-    bad = (codes == MISSING) & series.notna().to_numpy()
-    if bad.any():
-        index = int(np.flatnonzero(bad)[0])
-        raise VotingError(
-            f"row {index}: label {series.iloc[index]!r} is not one of {', '.join(LABELS)} (or missing)"
-        )
-    return codes
+    values = labels.to_numpy(dtype=object) if isinstance(labels, pd.Series) else np.asarray(labels, dtype=object)
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    table = np.full(len(uniques) + 1, MISSING, dtype=np.int8)  # the last slot: missing (code -1)
+    for i, value in enumerate(uniques):
+        if value not in _CODE:
+            index = int(np.flatnonzero(codes == i)[0])
+            raise VotingError(
+                f"row {index}: label {value!r} is not one of {', '.join(LABELS)} (or missing)", position=index
+            )
+        table[i] = _CODE[value]
+    return table[codes]
 
 
 def decode_labels(codes: np.ndarray) -> np.ndarray:
@@ -229,39 +272,55 @@ def majority_votes(
     if missing:
         raise VotingError(f"judgments: missing column(s) {', '.join(missing)}")
     columns = [*MAJORITY_KEY, "topic_id", *(f"label_run{i}" for i in range(3)), "n_valid_runs", "majority_label"]
-    frame = judgments
-    if "order" in frame.columns:
-        frame = frame[frame["order"].to_numpy() == "ab"]
-    if frame.empty:
+    keep = None
+    if "order" in judgments.columns:
+        keep = judgments["order"].to_numpy(dtype=object) == "ab"
+    n_rows = len(judgments) if keep is None else int(keep.sum())
+    if n_rows == 0:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in columns}).astype(
             {"topic_id": "int64", "n_valid_runs": "int64"}
         )
 
-    runs_index = frame["run"].to_numpy().astype(np.int64)
+    def column(name: str) -> np.ndarray:
+        values = judgments[name].to_numpy()
+        return values if keep is None else values[keep]
+
+    row_labels = judgments.index.to_numpy() if keep is None else judgments.index.to_numpy()[keep]
+    runs_index = column("run").astype(np.int64)
     if (runs_index < 0).any():
-        row = frame.index[int(np.flatnonzero(runs_index < 0)[0])]
-        raise VotingError(f"judgments row {row}: negative run index {frame.loc[row, 'run']}")
-    codes = encode_labels(frame["label"].reset_index(drop=True))
+        bad = int(np.flatnonzero(runs_index < 0)[0])
+        raise VotingError(f"judgments row {row_labels[bad]}: negative run index {runs_index[bad]}")
+    labels = column("label")
+    try:
+        codes = encode_labels(labels)
+    except VotingError as exc:
+        row = row_labels[exc.position]
+        raise VotingError(
+            f"judgments row {row}: label {labels[exc.position]!r} is not one of {', '.join(LABELS)} (or missing)",
+            position=exc.position,
+        ) from None
     n_runs = max(int(runs_index.max()) + 1, 3)
 
-    inverse, uniques = factorize_columns(frame, [model_column, "strategy", "dimension", "comparison_id"])
+    key_columns = [model_column, "strategy", "dimension", "comparison_id"]
+    inverse, uniques = factorize_columns(judgments, key_columns, rows=keep)
     n_keys = len(uniques)
     slot = inverse * n_runs + runs_index
     counts = np.bincount(slot, minlength=n_keys * n_runs)
     if (counts > 1).any():
         dup_slot = int(np.flatnonzero(counts > 1)[0])
         rows = np.flatnonzero(slot == dup_slot)
-        first, second = frame.index[rows[0]], frame.index[rows[1]]
+        first, second = row_labels[rows[0]], row_labels[rows[1]]
+        key = uniques.iloc[dup_slot // n_runs]
         raise VotingError(
             f"judgments rows {first} and {second}: the same run ({int(runs_index[rows[0]])}) of "
-            f"model {frame[model_column].iat[rows[0]]!r}, strategy {frame['strategy'].iat[rows[0]]!r}, "
-            f"comparison {frame['comparison_id'].iat[rows[0]]!r} occurs twice"
+            f"model {key[model_column]!r}, strategy {key['strategy']!r}, comparison "
+            f"{key['comparison_id']!r} occurs twice"
         )
     runs = np.full(n_keys * n_runs, MISSING, dtype=np.int8)
     runs[slot] = codes
     runs = runs.reshape(n_keys, n_runs)
     topic = np.zeros(n_keys, dtype=np.int64)
-    topic[inverse] = frame["topic_id"].to_numpy().astype(np.int64)
+    topic[inverse] = column("topic_id").astype(np.int64)
     out = uniques.set_axis(MAJORITY_KEY, axis=1)
     out["topic_id"] = topic
     for i in range(n_runs):
