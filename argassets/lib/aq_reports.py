@@ -34,10 +34,10 @@ from argassets.lib.agreement import (
 from argassets.lib.bradley_terry import DEFAULT_SETTINGS, ITEM_COLUMNS, BTSettings, bt_scores
 from argassets.lib.registry import DIMENSIONS, ModelRegistry
 from argassets.lib.voting import (
-    factorize_columns,
     LABELS,
     MISSING,
     encode_labels,
+    factorize_columns,
     majority_of_runs,
     plurality_vote,
     run_agreement_pattern,
