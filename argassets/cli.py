@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -48,10 +49,21 @@ def _print(message: str) -> None:
     print(message, flush=True)  # noqa: T201
 
 
+LOCAL_INSTANCE_CONFIG = PROJECT_ROOT / "deploy" / "local" / "dagster.yaml"
+
+
 def dagster_home() -> Path:
-    """``$DAGSTER_HOME``, else ``.dagster_home/`` in the project (created, and exported)."""
+    """``$DAGSTER_HOME``, else ``.dagster_home/`` in the project (created, and exported).
+
+    A home without ``dagster.yaml`` gets a copy of ``deploy/local/dagster.yaml`` (run queue,
+    concurrency pools, run monitoring); an existing one is never touched.
+    """
     home = Path(os.environ.get("DAGSTER_HOME") or DEFAULT_DAGSTER_HOME).resolve()
     home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists() and LOCAL_INSTANCE_CONFIG.exists():
+        shutil.copyfile(LOCAL_INSTANCE_CONFIG, config)
+        print(f"argassets: wrote {config} (from deploy/local/dagster.yaml)", file=sys.stderr)  # noqa: T201
     os.environ["DAGSTER_HOME"] = str(home)
     return home
 
@@ -151,6 +163,9 @@ class Executor:
         )
         self.repo_def = self.recon_repo.get_definition()
         self.layout = operations_layout(self.repo_def.asset_graph)
+        # Runs of an earlier `argassets` process that was killed still hold their pool slots.
+        for line in mark_orphans(instance):
+            _print(line)
 
     def run(self, keys: Sequence[Any], partition: str | None, tags: dict[str, str], label: str) -> bool:
         import socket
@@ -318,15 +333,14 @@ def cmd_run_default(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
-def cmd_runs_mark_orphans(args: argparse.Namespace) -> int:
-    """Mark runs this CLI started whose process no longer exists as failed."""
+def mark_orphans(instance: Any) -> list[str]:
+    """Mark runs started by this CLI on this host whose process is gone as failed; free their slots."""
     import socket
 
     import dagster as dg
 
-    instance = get_instance()
     host = socket.gethostname()
-    marked = 0
+    lines = []
     for record in instance.get_run_records(
         dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING])
     ):
@@ -344,9 +358,16 @@ def cmd_runs_mark_orphans(args: argparse.Namespace) -> int:
         instance.report_run_failed(run, f"the process running it (pid {pid}) is gone (killed or crashed)")
         if instance.event_log_storage.supports_global_concurrency_limits:
             instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
-        _print(f"marked failed: {run.run_id} ({run.job_name}, pid {pid})")
-        marked += 1
-    _print(f"{marked} orphaned run(s) marked failed")
+        lines.append(f"marked failed: run {run.run_id} ({run.job_name}); its process (pid {pid}) is gone")
+    return lines
+
+
+def cmd_runs_mark_orphans(args: argparse.Namespace) -> int:
+    """Mark runs started from a terminal whose process no longer exists as failed."""
+    lines = mark_orphans(get_instance())
+    for line in lines:
+        _print(line)
+    _print(f"{len(lines)} orphaned run(s) marked failed")
     return 0
 
 

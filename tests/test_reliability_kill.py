@@ -1,12 +1,12 @@
 """Kill a judgments run in the middle of its partition, run it again, and lose nothing.
 
-A real ``dagster asset materialize`` process judges the sample corpus through the ``openai``
-backend against a local counting endpoint (``FakeFleet``). Once some batches are in the judgment
-cache and others are in flight, the process group gets SIGTERM, then SIGKILL if it is still
-alive. Then:
+A real ``dagster asset materialize`` (or ``argassets materialize``) process judges the sample
+corpus through the ``openai`` backend against a local counting endpoint (``FakeFleet``). Once some
+batches are in the judgment cache and others are in flight, the process group gets SIGTERM, then
+SIGKILL if it is still alive (``dagster``), or SIGKILL straight away (``argassets``). Then:
 
 - the run history shows the killed run as failed (Dagster records the interrupt; a run killed
-  too hard for that is marked by ``argassets runs mark-orphans``);
+  without a trace is marked by the next ``argassets`` command, which frees its pool slot);
 - the second run succeeds and sends exactly the completions the cache did not hold: nothing
   cached is re-sent;
 - the partition's table holds every (comparison, dimension, strategy, order, run) exactly once;
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -74,18 +75,36 @@ def _request_keys(fleet: FakeFleet) -> list[tuple[str, int]]:
     return keys
 
 
-def _materialize(env: dict[str, str], log: Path) -> subprocess.Popen:
+MATERIALIZE = {
+    # Dagster's own command; SIGTERM first, as a job scheduler or Ctrl-C would.
+    "dagster": ["dagster", "asset", "materialize", "-m", "argassets.definitions", "--select", "aq_judgments",
+                "--partition", MODEL],
+    # The project's command; killed with SIGKILL straight away (no chance to record anything).
+    "argassets": ["argassets", "materialize", MODEL, "--study", "argument_quality"],
+}
+
+
+def _materialize(env: dict[str, str], log: Path, cli: str) -> subprocess.Popen:
+    command = MATERIALIZE[cli]
     return subprocess.Popen(
-        [str(BIN / "dagster"), "asset", "materialize", "-m", "argassets.definitions",
-         "--select", "aq_judgments", "--partition", MODEL],
+        [str(BIN / command[0]), *command[1:]],
         cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
     )
 
 
-def test_killed_judgments_run_resumes_without_loss_duplication_or_resending(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("cli", "signals"),
+    [("dagster", (signal.SIGTERM, signal.SIGKILL)), ("argassets", (signal.SIGKILL,))],
+    ids=["dagster-cli-sigterm-then-sigkill", "argassets-cli-sigkill"],
+)
+def test_killed_judgments_run_resumes_without_loss_duplication_or_resending(
+    tmp_path: Path, cli: str, signals: tuple[signal.Signals, ...]
+) -> None:
     home = tmp_path / "dagster_home"
     home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    # The local instance config: the judging step holds a slot of the "gpu" pool (limit 1), so a
+    # run killed without a trace would block the next one until it is marked failed.
+    shutil.copy(ROOT / "deploy" / "local" / "dagster.yaml", home / "dagster.yaml")
     (tmp_path / "models.toml").write_text(REGISTRY, encoding="utf-8")
     cache = tmp_path / "cache.sqlite"
     database = tmp_path / "argassets.duckdb"
@@ -116,7 +135,7 @@ def test_killed_judgments_run_resumes_without_loss_duplication_or_resending(tmp_
 
         # 1. Start judging, wait until a few batches are cached and more requests are in flight.
         first_log = tmp_path / "first.log"
-        process = _materialize(env, first_log)
+        process = _materialize(env, first_log, cli)
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline:
             cached = _cached(cache)
@@ -126,23 +145,23 @@ def test_killed_judgments_run_resumes_without_loss_duplication_or_resending(tmp_
             time.sleep(0.05)
         else:
             pytest.fail("the run never got going:\n" + first_log.read_text()[-3000:])
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=20)
+        for sig in signals:
+            os.killpg(process.pid, sig)
+            try:
+                process.wait(timeout=20)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        else:
+            pytest.fail("the run survived SIGKILL")
         time.sleep(1.0)  # let requests the server was still answering finish
         cached_at_kill = _cached(cache)
         sent_before = _request_keys(fleet)
         assert 0 < len(cached_at_kill) < 945, "killed in the middle of the partition"
 
-        subprocess.run([str(BIN / "argassets"), "runs", "mark-orphans"], cwd=ROOT, env=env, timeout=300, check=True,
-                       capture_output=True)
-
         # 2. Run it again: it finishes, sending only what the cache lacks.
         second_log = tmp_path / "second.log"
-        again = _materialize(env, second_log)
+        again = _materialize(env, second_log, cli)
         assert again.wait(timeout=400) == 0, second_log.read_text()[-3000:]
         sent_after = _request_keys(fleet)[len(sent_before):]
 
@@ -172,8 +191,13 @@ def test_killed_judgments_run_resumes_without_loss_duplication_or_resending(tmp_
             statuses = sorted(r.status.value for r in runs)
             assert statuses == ["FAILURE", "SUCCESS"], statuses
             failed = next(r for r in runs if r.status == dg.DagsterRunStatus.FAILURE)
-            failure_events = instance.all_logs(failed.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)
-            assert failure_events
+            [failure] = instance.all_logs(failed.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)
+            if cli == "argassets":
+                # Killed without a trace: the next `argassets` command found it and marked it.
+                assert "is gone (killed or crashed)" in failure.message
+                assert "marked failed: run " + failed.run_id in second_log.read_text()
+            # No pool slot is left behind by the killed run.
+            assert not instance.event_log_storage.get_concurrency_info("gpu").claimed_slots
             # 3. The key never reached events, metadata or logs.
             everything = [serialize_value(entry) for run in runs for entry in instance.all_logs(run.run_id)]
             assert any("completions_sent" in text for text in everything), "metadata was searched"
