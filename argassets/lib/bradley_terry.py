@@ -168,6 +168,9 @@ def count_matrices(
     return flat.reshape(n_cells, n_items, n_items)
 
 
+#: ILSR iterations allowed to a matrix that Newton's method left unconverged.
+_ILSR_FALLBACK_ITERATIONS = 100_000
+
 #: Newton steps in float32 before the remaining matrices continue in float64.
 _SINGLE_PRECISION_STEPS = 25
 
@@ -303,10 +306,23 @@ def fit_strengths(
                 totals, wins = totals[going], wins[going]
             else:
                 current = new
-    raise RuntimeError(
-        f"Bradley-Terry did not converge after {max_iter} iterations for {active.size} of {k} "
-        f"matrices (first: matrix {int(active[0])})"
-    )
+    # Damped Newton steps can cycle on nearly separable matrices (a judge whose verdicts are a
+    # total order, e.g. longer-wins, leaves only alpha to bound the strengths). ILSR itself always
+    # converges with alpha > 0, so the few matrices left are finished by choix from where Newton got.
+    ilsr_iterations = max(10 * max_iter, _ILSR_FALLBACK_ITERATIONS)
+    for position, index in enumerate(active):
+        try:
+            params[index] = choix.ilsr_pairwise_dense(
+                counts[index], alpha=alpha, initial_params=np.asarray(current[position], dtype=float),
+                max_iter=ilsr_iterations, tol=tol,
+            )
+        except RuntimeError:
+            raise RuntimeError(
+                f"Bradley-Terry did not converge for matrix {int(index)} of {k}, neither with "
+                f"{max_iter} Newton steps nor with {ilsr_iterations} ILSR iterations"
+            ) from None
+        params[index] -= params[index].mean()
+    return params[0] if single else params
 
 
 def z_normalise(values: np.ndarray) -> np.ndarray:
