@@ -145,7 +145,10 @@ def evaluate_nightly(context: dg.ScheduleEvaluationContext) -> list[dg.RunReques
     studies_of = {name: list(registry.get(name).studies) for name in partitions}
     runnable = {name: registry.get(name).backend in backends for name in partitions}
     partition_work, reports = plan_stale_runs(layout, instance, partitions, studies_of, runnable)
-    stamp = context.scheduled_execution_time.strftime("%Y%m%dT%H%M") if context.scheduled_execution_time else "now"
+    try:
+        stamp = context.scheduled_execution_time.strftime("%Y%m%dT%H%M")
+    except Exception:  # evaluated outside a scheduled tick (tests, "Test schedule" in the UI)
+        stamp = "manual"
     requests = []
     for partition, study, keys in partition_work:
         root = layout.roots[study]

@@ -23,6 +23,7 @@ from argassets.partitions import PARTITION_METADATA, judge_models_partitions
 from resources.storage import duckdb_io_manager
 from sensors.registry_sensor import model_registry_sensor
 from sensors.run_tags import GPUS_TAG, K8S_CONFIG_TAG, POOL_TAG
+from sensors.schedules import nightly_refresh_schedule
 
 K = dg.AssetKey
 
@@ -141,6 +142,7 @@ class Harness:
         self.defs = dg.Definitions(
             assets=with_automation(STUB_ASSETS),
             sensors=[model_registry_sensor],
+            schedules=[nightly_refresh_schedule],
             resources={"io_manager": duckdb_io_manager(str(self.database))},
         )
         self.job = self.defs.resolve_implicit_global_asset_job_def()
