@@ -101,6 +101,15 @@ def _is_materialized(instance: dg.DagsterInstance, key: dg.AssetKey) -> bool:
     return instance.get_latest_materialization_event(key) is not None
 
 
+def _in_progress(instance: dg.DagsterInstance, key: dg.AssetKey) -> bool:
+    """Whether a queued or running run plans to materialise ``key``."""
+    planned = instance.get_latest_planned_materialization_info(key)
+    if planned is None:
+        return False
+    run = instance.get_run_by_id(planned.run_id)
+    return run is not None and not run.is_finished
+
+
 def build_run_requests(
     plan_runs: tuple[PlannedRun, ...],
     registry: ModelRegistry,
@@ -122,12 +131,15 @@ def build_run_requests(
     }
     missing_inputs: list[dg.AssetKey] = []
     if any(missing_by_study.values()):
-        # Along with what the judging needs, everything else these studies' reports read.
+        # Along with what the judging needs, everything else these studies' reports read; not
+        # what a queued or running run is materialising already.
         for study in sorted(missing_by_study):
             missing_inputs += [
                 key
                 for key in layout.inputs_by_study.get(study, ())
-                if key not in missing_inputs and not _is_materialized(instance, key)
+                if key not in missing_inputs
+                and not _is_materialized(instance, key)
+                and not _in_progress(instance, key)
             ]
     if missing_inputs:
         names = ", ".join(key.to_user_string() for key in missing_inputs)

@@ -258,6 +258,16 @@ def test_first_tick_adds_every_partition_and_requests_study_inputs_before_partit
     waiting = h.tick()
     assert waiting.run_requests[0].run_key == first.run_requests[0].run_key
     assert len(waiting.run_requests) == 1
+    # Once the daemon has queued that run, the inputs are in progress: nothing is requested.
+    inputs = first.run_requests[0]
+    queued = h.instance.create_run_for_job(
+        h.job.get_subset(asset_selection=set(inputs.asset_selection)),
+        asset_selection=frozenset(inputs.asset_selection),
+    )
+    in_progress = h.tick()
+    assert not in_progress.run_requests
+    assert "runs waiting for their study inputs" in in_progress.skip_reason.skip_message
+    h.instance.report_run_canceled(h.instance.get_run_by_id(queued.run_id))
 
     h.execute(first.run_requests[0])
     second = h.tick()
