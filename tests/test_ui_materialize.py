@@ -1,6 +1,7 @@
 """Materialise from the Dagster UI, in a real browser (Debian's Chromium driven by Playwright).
 
-``dagster dev`` runs on a free 127.0.0.1 port with a temporary ``DAGSTER_HOME`` (the local
+``argassets ui`` (``dagster dev``, bound to 127.0.0.1 by default, checked) runs on a free port
+with a temporary ``DAGSTER_HOME`` (the local
 instance config of deploy/local/dagster.yaml), on the embedded sample corpus. The test opens the
 asset graph, selects ``aq_judgments`` and launches its ``random`` partition (the partition dialog),
 then materialises ``aq_majority_votes`` and the ``aq_variability_report`` report, waits for each
@@ -71,6 +72,27 @@ def _wait_http(url: str, process: subprocess.Popen, log: Path, timeout_s: float 
     pytest.fail(f"dagster dev did not answer at {url}:\n{log.read_text()[-4000:]}")
 
 
+def _listen_addresses(port: int) -> set[str]:
+    """Local addresses listening on ``port`` (Linux ``/proc/net/tcp*``), e.g. ``{"127.0.0.1"}``."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            address, port_hex = fields[1].split(":")
+            if fields[3] != "0A" or int(port_hex, 16) != port:  # 0A = LISTEN
+                continue
+            if len(address) == 8:
+                found.add(socket.inet_ntop(socket.AF_INET, bytes.fromhex(address)[::-1]))
+            else:
+                words = [bytes.fromhex(address[i : i + 8])[::-1] for i in range(0, 32, 8)]
+                found.add(socket.inet_ntop(socket.AF_INET6, b"".join(words)))
+    return found
+
+
 class Instance:
     """Reads the same instance as the webserver (SQLite, read by a second process)."""
 
@@ -137,12 +159,14 @@ def ui(tmp_path_factory: pytest.TempPathFactory):
 
     port = _free_port()
     log = tmp / "dagster-dev.log"
+    # `argassets ui` = dagster dev with the project's workspace, bound to 127.0.0.1 by default.
     process = subprocess.Popen(
-        [str(BIN / "dagster"), "dev", "-h", "127.0.0.1", "-p", str(port), "-w", "workspace.yaml"],
+        [str(BIN / "argassets"), "ui", "--port", str(port)],
         cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
     )
     try:
         _wait_http(f"http://127.0.0.1:{port}/server_info", process, log)
+        assert _listen_addresses(port) == {"127.0.0.1"}, "the webserver must listen on 127.0.0.1 only"
         yield {"url": f"http://127.0.0.1:{port}", "tmp": tmp, "home": home, "env": env, "log": log}
     finally:
         for sig, wait_s in ((signal.SIGINT, 20), (signal.SIGTERM, 10), (signal.SIGKILL, 5)):
