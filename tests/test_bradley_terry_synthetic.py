@@ -211,3 +211,30 @@ def test_matrices_newton_leaves_unconverged_are_finished_by_choix() -> None:
     expected = np.stack([choix.ilsr_pairwise_dense(c, alpha=0.001, max_iter=100_000) for c in counts])
     got = fit_strengths(counts, alpha=0.001, max_iter=1)
     np.testing.assert_allclose(got, expected - expected.mean(axis=1, keepdims=True), atol=1e-4)
+
+
+def test_bootstrap_on_the_small_sample_with_a_total_order_judge() -> None:
+    """The embedded sample judged by a total order (longer text wins): tiny resampled topics are
+    nearly separable, where batched Newton overflows; every replicate must still be estimated."""
+    from argassets.lib.aq_reports import llm_bt_scores
+    from argassets.lib.bradley_terry import BTSettings
+    from argassets.lib.paths import SAMPLE_DATA_DIR
+    from argassets.lib.webis import load_corpus, locate_corpus
+
+    arguments, comparisons = load_corpus(locate_corpus(SAMPLE_DATA_DIR))
+    key = ["topic_id", "discussion_id", "argument_id"]
+    length = arguments.set_index(key)["text"].str.split().str.len()
+    len_a = length.reindex(pd.MultiIndex.from_frame(
+        comparisons[["topic_id", "discussion_id_a", "argument_id_a"]].set_axis(key, axis=1))).to_numpy()
+    len_b = length.reindex(pd.MultiIndex.from_frame(
+        comparisons[["topic_id", "discussion_id_b", "argument_id_b"]].set_axis(key, axis=1))).to_numpy()
+    label = np.where(len_a > len_b, "A", np.where(len_a < len_b, "B", "Tie"))
+    majority = comparisons[["dimension", "comparison_id", "topic_id"]].assign(
+        model="longer-wins", strategy="zero", label_run0=label, label_run1=label, label_run2=label,
+        n_valid_runs=3, majority_label=label, is_baseline=True, scope="full",
+    )
+    scores = llm_bt_scores(majority, comparisons, arguments, BTSettings(), n_bootstrap=200, seed=0)
+    assert len(scores) > 0
+    assert np.isfinite(scores["bt_z"]).all()
+    assert np.isfinite(scores[["ci_low", "ci_high"]].to_numpy()).all()
+    assert (scores["ci_low"] <= scores["ci_high"]).all()

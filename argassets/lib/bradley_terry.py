@@ -193,7 +193,16 @@ def _newton_step(totals: np.ndarray, wins: np.ndarray, alpha: float, params: np.
     hess[:, idx, idx] = 0.0
     hess[:, idx, idx] = -hess.sum(axis=2)
     hess += 1.0 / n  # removes the translation null space without changing the step
-    step = -np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+    try:
+        step = -np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError:
+        # One singular Hessian fails the whole stack: solve one by one, NaN for the singular ones.
+        step = np.full_like(grad, np.nan)
+        for i in range(k):
+            try:
+                step[i] = -np.linalg.solve(hess[i], grad[i])
+            except np.linalg.LinAlgError:
+                pass
     # Damping: no coordinate moves by more than 2 log-units in one step.
     largest = np.abs(step).max(axis=1, keepdims=True)
     step *= np.minimum(1.0, 2.0 / np.maximum(largest, 1e-300))
@@ -282,43 +291,46 @@ def fit_strengths(
         params -= params.mean(axis=1, keepdims=True)
     active = np.arange(k)
     current = params.astype(work)
+    # Matrices Newton cannot finish, with the last finite parameters it reached.
+    unfinished: list[tuple[int, np.ndarray]] = []
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for iteration in range(max_iter):
             if work is np.float32 and iteration == _SINGLE_PRECISION_STEPS:
                 # Very unequal strengths can keep float32 steps above tol: finish in float64.
                 work = np.float64
                 totals, wins, current = totals.astype(work), wins.astype(work), current.astype(work)
-            try:
-                new = _newton_step(totals, wins, alpha, current)
-            except np.linalg.LinAlgError:
-                new = np.full_like(current, np.nan)
-            if not np.all(np.isfinite(new)):
-                raise ValueError(
-                    "Bradley-Terry strengths could not be computed: a comparison graph is not "
-                    "connected (or an argument never wins or never loses) and alpha is 0; use alpha > 0"
-                )
-            going = np.abs(new - current).sum(axis=1) >= tol
-            params[active] = new
+            new = _newton_step(totals, wins, alpha, current)
+            broken = ~np.isfinite(new).all(axis=1)
+            if broken.any():
+                if alpha <= 0:
+                    raise ValueError(
+                        "Bradley-Terry strengths could not be computed: a comparison graph is not "
+                        "connected (or an argument never wins or never loses) and alpha is 0; use alpha > 0"
+                    )
+                # Overflow or a singular Hessian (tiny, nearly separable samples): ILSR finishes them.
+                unfinished += list(zip(active[broken].tolist(), current[broken]))
+            going = (np.abs(new - current).sum(axis=1) >= tol) & ~broken
+            done = ~going & ~broken
+            params[active[done]] = new[done]
             if not going.any():
-                return params[0] if single else params
-            if not going.all():
-                active, current = active[going], new[going]
-                totals, wins = totals[going], wins[going]
-            else:
-                current = new
-    # Damped Newton steps can cycle on nearly separable matrices (a judge whose verdicts are a
+                break
+            active, current = active[going], new[going]
+            totals, wins = totals[going], wins[going]
+        else:
+            unfinished += list(zip(active.tolist(), current))
+    # Damped Newton steps can also cycle on nearly separable matrices (a judge whose verdicts are a
     # total order, e.g. longer-wins, leaves only alpha to bound the strengths). ILSR itself always
     # converges with alpha > 0, so the few matrices left are finished by choix from where Newton got.
     ilsr_iterations = max(10 * max_iter, _ILSR_FALLBACK_ITERATIONS)
-    for position, index in enumerate(active):
+    for index, start in unfinished:
         try:
             params[index] = choix.ilsr_pairwise_dense(
-                counts[index], alpha=alpha, initial_params=np.asarray(current[position], dtype=float),
+                counts[index], alpha=alpha, initial_params=np.asarray(start, dtype=float),
                 max_iter=ilsr_iterations, tol=tol,
             )
         except RuntimeError:
             raise RuntimeError(
-                f"Bradley-Terry did not converge for matrix {int(index)} of {k}, neither with "
+                f"Bradley-Terry did not converge for matrix {index} of {k}, neither with "
                 f"{max_iter} Newton steps nor with {ilsr_iterations} ILSR iterations"
             ) from None
         params[index] -= params[index].mean()
