@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from argassets.lib.paths import PROJECT_ROOT
+from argassets.lib.paths import PROJECT_ROOT, resolve_data_dir
 from argassets.lib.registry import BASELINE_BACKENDS, ModelRegistry, RegistryError, load_registry
 
 DEFAULT_DAGSTER_HOME = PROJECT_ROOT / ".dagster_home"
@@ -319,11 +319,18 @@ def cmd_run_default(args: argparse.Namespace) -> int:
         raise CliError(f"not in the registry: {', '.join(unknown)}")
     executor = Executor(instance)
     studies = [s for s in executor.layout.roots if any(registry.get(n).takes_part_in(s) for n in names)]
+    if "political" in studies and resolve_data_dir() is None:
+        # Study A falls back to the embedded sample; QT30 and the human studies have no sample.
+        studies.remove("political")
+        _print(
+            "no published data folder (ARGASSETS_DATA_DIR or ../shared/data): Study A runs on the "
+            "embedded sample, Study B (QT30, political positions) is left out"
+        )
     _print(f"models: {', '.join(names)}; studies: {', '.join(studies) or 'none'}")
     inputs = executor.missing_inputs(studies, everything=True)
     if inputs and not executor.run(inputs, None, {}, "study inputs and tables"):
         return 1
-    failed = [name for name in names if not executor.run_partition(registry, name, None)]
+    failed = [name for name in names if not executor.run_partition(registry, name, studies)]
     if failed:
         _print(f"failed partitions: {', '.join(failed)}")
         return 1

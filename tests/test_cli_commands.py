@@ -114,3 +114,32 @@ def test_orphaned_cli_runs_are_marked_failed_and_live_ones_kept() -> None:
         assert lines == [f"marked failed: run {runs['dead']} (__ASSET_JOB); its process (pid {dead.pid}) is gone"]
         assert instance.get_run_by_id(runs["dead"]).status == dg.DagsterRunStatus.FAILURE
         assert instance.get_run_by_id(runs["alive"]).status == dg.DagsterRunStatus.STARTED
+
+
+def test_run_default_without_published_data_runs_study_a_on_the_embedded_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's main command on a machine with no corpus: Study A over data/sample, every
+    report written, Study B left out with a message."""
+    import duckdb
+
+    import argassets.lib.paths as paths
+
+    monkeypatch.delenv("ARGASSETS_DATA_DIR", raising=False)
+    monkeypatch.delenv("ARGASSETS_WEBIS_URL", raising=False)
+    monkeypatch.setattr(paths, "SIBLING_SHARED_DATA_DIR", tmp_path / "no-shared-data")
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("ARGASSETS_DUCKDB", str(tmp_path / "db" / "argassets.duckdb"))
+    monkeypatch.setenv("ARGASSETS_CACHE", str(tmp_path / "db" / "cache.sqlite"))
+    assert cli.main(["run-default"]) == 0
+    with duckdb.connect(str(tmp_path / "db" / "argassets.duckdb"), read_only=True) as db:
+        tables = {row[0] for row in db.execute("select table_name from information_schema.tables").fetchall()}
+        assert "political_kb_arguments" not in tables
+        judged = dict(db.execute("select judge_model, count(*) from aq_judgments group by 1").fetchall())
+        assert set(judged) == {"longer-wins", "random"}
+        # the sample: 35 comparisons in each of 3 dimensions, 3 strategies, 3 runs
+        assert judged["random"] == 3 * 35 * 3 * 3
+        report = db.execute(
+            "select model, count(*) from aq_agreement_report group by 1 order by 1"
+        ).fetchall()
+        assert report == [("longer-wins", 12), ("random", 12)]
