@@ -8,7 +8,14 @@ import numpy as np
 import pandas as pd
 
 from argassets.lib.aq_prompts import render_user
-from argassets.lib.judging import AQ_LABELS, CachedCompletion, ChatRequest, SamplingParams, parse_choice
+from argassets.lib.judging import (
+    AQ_LABELS,
+    PROVENANCE_COLUMNS,
+    CachedCompletion,
+    ChatRequest,
+    SamplingParams,
+    parse_choice,
+)
 from argassets.lib.registry import ModelEntry, Scope
 
 __all__ = [
@@ -43,19 +50,7 @@ AQ_JUDGMENT_COLUMNS: tuple[str, ...] = (
     "presented_label",
     "label",
     "is_valid",
-    "prompt_sha256",
-    "temperature",
-    "top_p",
-    "seed",
-    "max_tokens",
-    "sampling_key",
-    "latency_s",
-    "requested_at",
-    "completed_at",
-    "backend",
-    "is_baseline",
-    "scope",
-)
+) + PROVENANCE_COLUMNS
 
 
 def aq_sampling(entry: ModelEntry) -> SamplingParams:

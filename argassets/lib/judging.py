@@ -93,6 +93,23 @@ def messages_sha256(system: str, user: str) -> str:
     return digest.hexdigest()
 
 
+#: Provenance of every stored completion, the same in aq_judgments and political_predictions.
+PROVENANCE_COLUMNS: tuple[str, ...] = (
+    "prompt_sha256",
+    "temperature",
+    "top_p",
+    "seed",
+    "max_tokens",
+    "sampling_key",
+    "latency_s",
+    "requested_at",
+    "completed_at",
+    "backend",
+    "is_baseline",
+    "scope",
+)
+
+
 @dataclass(frozen=True)
 class ChatRequest:
     """One chat (system + user message) to be judged.

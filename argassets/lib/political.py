@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from argassets.lib.judging import ChatRequest, SamplingParams
+from argassets.lib.judging import PROVENANCE_COLUMNS, ChatRequest, SamplingParams
 
 __all__ = [
     "ENSEMBLES",
@@ -566,19 +566,7 @@ PREDICTION_COLUMNS: tuple[str, ...] = (
     "score",
     "is_na",
     "is_valid",
-    "prompt_sha256",
-    "temperature",
-    "top_p",
-    "seed",
-    "max_tokens",
-    "sampling_key",
-    "latency_s",
-    "requested_at",
-    "completed_at",
-    "backend",
-    "is_baseline",
-    "scope",
-)
+) + PROVENANCE_COLUMNS
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
