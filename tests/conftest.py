@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from argassets.lib.paths import resolve_data_dir
+from argassets.lib.paths import ensure_sample_corpus, resolve_data_dir
 
 pytest_plugins = ["tests.kb_fixtures"]
 
@@ -36,3 +36,9 @@ def _no_user_registry_override(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests read the shipped registry unless they set ``$ARGASSETS_MODELS`` themselves."""
     if "ARGASSETS_MODELS" in os.environ:
         monkeypatch.delenv("ARGASSETS_MODELS")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sample_corpus_written() -> None:
+    """Tests (and their subprocesses) point at data/sample; its files are generated, not tracked."""
+    ensure_sample_corpus()

@@ -7,7 +7,7 @@ from typing import Any
 import dagster as dg
 import pandas as pd
 
-from argassets.lib.paths import SAMPLE_DATA_DIR
+from argassets.lib.paths import SAMPLE_DATA_DIR, ensure_sample_corpus
 from argassets.lib.webis import (
     DIMENSIONS,
     CorpusError,
@@ -52,7 +52,7 @@ def resolve_corpus_files(
             "no corpus configured (ARGASSETS_DATA_DIR, ARGASSETS_WEBIS_URL): using the invented sample "
             f"corpus in {SAMPLE_DATA_DIR}"
         )
-    return locate_corpus(SAMPLE_DATA_DIR), {"source": "sample", "folder": str(SAMPLE_DATA_DIR)}
+    return locate_corpus(ensure_sample_corpus()), {"source": "sample", "folder": str(SAMPLE_DATA_DIR)}
 
 
 def corpus_summary_markdown(arguments: pd.DataFrame, comparisons: pd.DataFrame) -> str:
