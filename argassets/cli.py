@@ -30,8 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from argassets.lib.paths import PROJECT_ROOT, resolve_data_dir
-from argassets.lib.registry import BASELINE_BACKENDS, ModelRegistry, RegistryError, load_registry
+from argassets.platform.paths import PROJECT_ROOT, resolve_data_dir
+from argassets.platform.registry import BASELINE_BACKENDS, ModelRegistry, RegistryError, load_registry
 
 DEFAULT_DAGSTER_HOME = PROJECT_ROOT / ".dagster_home"
 DEFINITIONS_MODULE = "argassets.definitions"
@@ -91,7 +91,7 @@ def sync_partitions(instance: Any, registry: ModelRegistry, dry_run: bool = Fals
     Returns the names ``added``, ``present`` and ``not_in_registry`` (partitions kept although
     their entry was removed).
     """
-    from argassets.partitions import judge_models_partitions
+    from argassets.platform.partitions import judge_models_partitions
 
     existing = list(instance.get_dynamic_partitions(judge_models_partitions.name))
     added = [name for name in registry.names if name not in existing]
@@ -112,14 +112,13 @@ def cmd_partitions_sync(args: argparse.Namespace) -> int:
     _print(f"already present: {len(result['present'])}")
     if result["not_in_registry"]:
         _print(
-            "kept although no longer in the registry (stored judgments stay): "
-            + ", ".join(result["not_in_registry"])
+            "kept although no longer in the registry (stored judgments stay): " + ", ".join(result["not_in_registry"])
         )
     return 0
 
 
 def cmd_partitions_list(args: argparse.Namespace) -> int:
-    from argassets.partitions import judge_models_partitions
+    from argassets.platform.partitions import judge_models_partitions
 
     instance = get_instance()
     registry = _registry()
@@ -155,7 +154,7 @@ class Executor:
     def __init__(self, instance: Any):
         from dagster._core.definitions.reconstruct import ReconstructableRepository
 
-        from argassets.automation import operations_layout
+        from argassets.platform.automation import operations_layout
 
         self.instance = instance
         self.recon_repo = ReconstructableRepository.for_module(
@@ -246,7 +245,7 @@ class Executor:
 
 
 def _select_partitions(registry: ModelRegistry, instance: Any, args: argparse.Namespace) -> list[str]:
-    from argassets.partitions import judge_models_partitions
+    from argassets.platform.partitions import judge_models_partitions
 
     ordered = [n for n in instance.get_dynamic_partitions(judge_models_partitions.name) if n in registry.names]
     if args.partitions:

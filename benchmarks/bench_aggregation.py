@@ -1,6 +1,6 @@
 """Benchmark: Study A aggregation and every report for 108 configurations at the real corpus's size.
 
-Synthetic judgments (:mod:`argassets.lib.aq_synthetic`) of every expert comparison of the real
+Synthetic judgments (:mod:`argassets.argument_quality.synthetic`) of every expert comparison of the real
 corpus by 12 models x 3 strategies x 3 dimensions x 3 runs (4,520,448 rows; one model is also
 judged in the swapped order, +376,704 rows, so the position-bias report has work to do) go
 through the library functions the assets call, timed one by one:
@@ -38,13 +38,22 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import pandas as pd  # noqa: E402
+import pandas as pd
 
-from argassets.lib import aq_reports as reports  # noqa: E402
-from argassets.lib.aq_synthetic import SyntheticJudge, synthetic_judgments  # noqa: E402
-from argassets.lib.paths import resolve_data_dir  # noqa: E402
-from argassets.lib.voting import majority_votes  # noqa: E402
-from argassets.lib.webis import load_corpus, locate_corpus  # noqa: E402
+from argassets.argument_quality import (
+    agreement_reports,
+    bt_scores,
+    ensembles,
+    plots,
+    position_bias,
+    report_checks,
+)
+from argassets.argument_quality import configurations as aq_configurations
+from argassets.argument_quality.corpus import load_corpus, locate_corpus
+from argassets.argument_quality.synthetic import SyntheticJudge, synthetic_judgments
+from argassets.argument_quality.voting import majority_votes
+from argassets.platform import presentation
+from argassets.platform.paths import resolve_data_dir
 
 N_MODELS = 12
 
@@ -56,9 +65,7 @@ class Timer:
     def __call__(self, name: str, fn, *args, **kwargs):
         wall, cpu = time.perf_counter(), time.process_time()
         value = fn(*args, **kwargs)
-        self.rows.append(
-            {"step": name, "wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
-        )
+        self.rows.append({"step": name, "wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu})
         return value
 
 
@@ -96,26 +103,31 @@ def main() -> None:
     t = Timer()
     total_wall, total_cpu = time.perf_counter(), time.process_time()
     majority = t("majority votes", majority_votes, judgments)
-    expert = t("expert BT", reports.expert_bt_scores, experts, arguments)
-    scores = t("BT, 108 configurations", reports.llm_bt_scores, majority, experts, arguments)
-    info = reports.model_info(judgments.drop_duplicates("judge_model"), None)
-    agreement = t("agreement report", reports.agreement_report, scores, majority, experts, arguments, info)
-    best = reports.best_configuration(agreement)
-    cross = t("cross-model report", reports.cross_model_report, scores, majority, best, info)
-    variability = t("variability report", reports.variability_report, majority, info)
+    expert = t("expert BT", bt_scores.expert_bt_scores, experts, arguments)
+    scores = t("BT, 108 configurations", bt_scores.llm_bt_scores, majority, experts, arguments)
+    info = aq_configurations.model_info(judgments.drop_duplicates("judge_model"), None)
+    agreement = t("agreement report", agreement_reports.agreement_report, scores, majority, experts, arguments, info)
+    best = agreement_reports.best_configuration(agreement)
+    cross = t("cross-model report", agreement_reports.cross_model_report, scores, majority, best, info)
+    variability = t("variability report", agreement_reports.variability_report, majority, info)
     members = sorted(majority["model"].unique())
-    ensemble, _, _ = t("ensemble (12 members)", reports.ensemble_report, majority, experts, arguments, members, "all", info=info)
-    bias = t("position-bias report", reports.position_bias_report, judgments, info)
-    t("plots (best + heat map)", lambda: (reports.plot_scores_vs_experts(scores, *best), reports.plot_agreement_heatmap(agreement)))
+    ensemble, _, _ = t(
+        "ensemble (12 members)", ensembles.ensemble_report, majority, experts, arguments, members, "all", info=info
+    )
+    bias = t("position-bias report", position_bias.position_bias_report, judgments, info)
+    t(
+        "plots (best + heat map)",
+        lambda: (plots.plot_scores_vs_experts(scores, *best), plots.plot_agreement_heatmap(agreement)),
+    )
     t(
         "Markdown tables",
-        lambda: [reports.markdown_table(r, max_rows=500) for r in (agreement, cross, variability, ensemble, bias)],
+        lambda: [presentation.markdown_table(r, max_rows=500) for r in (agreement, cross, variability, ensemble, bias)],
     )
     total = {"step": "**total**", "wall_s": time.perf_counter() - total_wall, "cpu_s": time.process_time() - total_cpu}
     rows = [*t.rows, total]
     configurations = len(majority[["model", "strategy", "dimension"]].drop_duplicates())
     assert configurations == 108, configurations
-    assert len(agreement) == 108 + 36 and reports.metric_range_violations(agreement).empty
+    assert len(agreement) == 108 + 36 and report_checks.metric_range_violations(agreement).empty
     assert len(expert) == 3 * 1269
 
     boot = None
@@ -123,7 +135,7 @@ def main() -> None:
         keep = majority[["model", "strategy", "dimension"]].drop_duplicates().head(args.bootstrap_configs)
         subset = majority.merge(keep, on=["model", "strategy", "dimension"])
         wall, cpu = time.perf_counter(), time.process_time()
-        boot_scores = reports.llm_bt_scores(subset, experts, arguments, n_bootstrap=args.bootstrap, seed=1)
+        boot_scores = bt_scores.llm_bt_scores(subset, experts, arguments, n_bootstrap=args.bootstrap, seed=1)
         boot_wall, boot_cpu = time.perf_counter() - wall, time.process_time() - cpu
         scale = 108 / len(keep)
         boot = {

@@ -39,8 +39,8 @@ def run_phase(phase: str, partition: str) -> dict:
     """Run one phase in this process and return its measurements."""
     import dagster as dg
 
-    from argassets.assets import corpora, judgments, prompts
-    from argassets.lib.judges import baselines
+    from argassets.argument_quality.assets import corpora, judgments, prompts
+    from argassets.platform.judges import baselines
     from resources.build import build_resources
 
     sent = {"completions": 0, "calls": 0}
@@ -113,7 +113,11 @@ def main() -> None:
     for phase in ("upstream", "judgments", "rematerialise"):
         completed = subprocess.run(
             [sys.executable, __file__, "--phase", phase, "--partition", args.partition],
-            env=env, cwd=ROOT, capture_output=True, text=True, check=False,
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if completed.returncode != 0:
             sys.stderr.write(completed.stderr[-5000:])
@@ -131,12 +135,16 @@ def main() -> None:
         print(f"| {r['phase']} | {r['wall_s']} | {r['peak_rss_mib']} | {rows} | {sent} |")
     remat = results[-1]
     ok = remat["completions_sent_counted"] == 0 and remat["completions_sent_metadata"] == 0
-    print(f"\nre-materialisation of a complete partition sent {remat['completions_sent_counted']} completions "
-          f"({'OK' if ok else 'FAIL: must be 0'})")
+    print(
+        f"\nre-materialisation of a complete partition sent {remat['completions_sent_counted']} completions "
+        f"({'OK' if ok else 'FAIL: must be 0'})"
+    )
     out = ROOT / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench_judgments.json").write_text(
-        json.dumps({"partition": args.partition, "duckdb_mib": duckdb_mib, "cache_mib": cache_mib, "phases": results}, indent=2)
+        json.dumps(
+            {"partition": args.partition, "duckdb_mib": duckdb_mib, "cache_mib": cache_mib, "phases": results}, indent=2
+        )
     )
     if not ok:
         raise SystemExit(1)

@@ -22,9 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from argassets.lib import aif  # noqa: E402
-from argassets.lib import neo4j_export as nx  # noqa: E402
-from argassets.lib.paths import resolve_data_dir  # noqa: E402
+from argassets.platform.paths import resolve_data_dir
+from argassets.political import aif
+from argassets.political import knowledge_base as kb_graph
+from argassets.political import neo4j_export as nx
 
 SCRIPT = ROOT / "scripts" / "neo4j-test-server"
 
@@ -39,21 +40,25 @@ def main() -> int:
         raise SystemExit("no data folder: set ARGASSETS_DATA_DIR")
     started = time.perf_counter()
     corpus = aif.load_corpus(data / "qt30")
-    nodes, edges = aif.corpus_tables(corpus)
-    graph = aif.union_graph(nodes, edges)
-    arguments = aif.build_arguments(nodes, edges, graph)
-    relations, _ = aif.build_relations(arguments, nodes, edges, graph)
+    nodes, edges = kb_graph.corpus_tables(corpus)
+    graph = kb_graph.union_graph(nodes, edges)
+    arguments = kb_graph.build_arguments(nodes, edges, graph)
+    relations, _ = kb_graph.build_relations(arguments, nodes, edges, graph)
     build_s = time.perf_counter() - started
 
     state = None
     if os.environ.get("NEO4J_TEST_URI"):
         settings = nx.Neo4jSettings(
-            os.environ["NEO4J_TEST_URI"], os.environ.get("NEO4J_TEST_USER", "neo4j"),
-            os.environ.get("NEO4J_TEST_PASSWORD", ""), os.environ.get("NEO4J_TEST_DATABASE", "neo4j"),
+            os.environ["NEO4J_TEST_URI"],
+            os.environ.get("NEO4J_TEST_USER", "neo4j"),
+            os.environ.get("NEO4J_TEST_PASSWORD", ""),
+            os.environ.get("NEO4J_TEST_DATABASE", "neo4j"),
         )
     else:
         state = Path(tempfile.mkdtemp(prefix="neo4j-bench-"))
-        subprocess.run([sys.executable, str(SCRIPT), "start", "--state-dir", str(state)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, str(SCRIPT), "start", "--state-dir", str(state)], check=True, stdout=subprocess.DEVNULL
+        )
         info = json.loads((state / "connection.json").read_text())
         settings = nx.Neo4jSettings(info["uri"], info["user"], info["password"], info["database"])
     try:
@@ -61,8 +66,12 @@ def main() -> int:
         cold, warm = [], []
         for _ in range(args.repeat):
             nx.clear_graph(driver, settings.database)
-            cold.append(nx.export_kb(driver, settings.database, arguments, relations, batch_size=args.batch_size).seconds)
-            warm.append(nx.export_kb(driver, settings.database, arguments, relations, batch_size=args.batch_size).seconds)
+            cold.append(
+                nx.export_kb(driver, settings.database, arguments, relations, batch_size=args.batch_size).seconds
+            )
+            warm.append(
+                nx.export_kb(driver, settings.database, arguments, relations, batch_size=args.batch_size).seconds
+            )
         counts = nx.graph_counts(driver, settings.database)
         driver.close()
     finally:

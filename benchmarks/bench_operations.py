@@ -35,9 +35,9 @@ def main() -> int:
     os.environ.setdefault("ARGASSETS_DUCKDB", str(tmp / "argassets.duckdb"))
     import dagster as dg
 
-    from argassets.automation import operations_layout
     from argassets.definitions import defs
-    from argassets.lib.registry import load_registry
+    from argassets.platform.automation import operations_layout
+    from argassets.platform.registry import load_registry
     from sensors.registry_sensor import model_registry_sensor
     from sensors.schedules import nightly_refresh_schedule
 

@@ -21,9 +21,9 @@ import time
 
 import numpy as np
 
-from argassets.lib.paths import resolve_data_dir
-from argassets.lib.political_validation import bin_histograms, pair_mask, win_matrix, win_matrix_loop
-from argassets.lib.published_predictions import read_pairwise_study
+from argassets.platform.paths import resolve_data_dir
+from argassets.political.human_studies import read_pairwise_study
+from argassets.political.validation.win_matrices import bin_histograms, pair_mask, win_matrix, win_matrix_loop
 
 
 def _time(function, repeats: int) -> tuple[float, np.ndarray]:

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from argassets.lib.registry import ModelEntry, ModelRegistry, load_registry  # noqa: E402
+from argassets.platform.registry import ModelEntry, ModelRegistry, load_registry  # noqa: E402
 
 K8S_DIR = ROOT / "deploy" / "k8s"
 FLEET_DIR = ROOT / "deploy" / "vllm-fleet"
@@ -167,12 +167,18 @@ def service_url(model_name: str) -> str:
 
 def vllm_args(entry: ModelEntry) -> list[str]:
     args = [
-        "--model", str(entry.model_id),
-        "--served-model-name", str(entry.model_id),
-        "--tensor-parallel-size", str(entry.gpus),
-        "--gpu-memory-utilization", str(entry.gpu_memory_utilization),
-        "--port", str(VLLM_PORT),
-        "--seed", str(entry.seed),
+        "--model",
+        str(entry.model_id),
+        "--served-model-name",
+        str(entry.model_id),
+        "--tensor-parallel-size",
+        str(entry.gpus),
+        "--gpu-memory-utilization",
+        str(entry.gpu_memory_utilization),
+        "--port",
+        str(VLLM_PORT),
+        "--seed",
+        str(entry.seed),
     ]
     if entry.max_model_len:
         args += ["--max-model-len", str(entry.max_model_len)]

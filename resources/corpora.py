@@ -8,8 +8,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from argassets.lib.paths import PROJECT_ROOT
-from argassets.lib.webis import FetchedRelease, fetch_release
+from argassets.argument_quality.release import FetchedRelease, fetch_release
+from argassets.platform.paths import PROJECT_ROOT
 
 URL_ENV_VAR = "ARGASSETS_WEBIS_URL"
 SHA256_ENV_VAR = "ARGASSETS_WEBIS_SHA256"
@@ -43,9 +43,7 @@ class WebisSourceResource(dg.ConfigurableResource):
         urls = self.urls()
         given = _split(self.sha256 if self.sha256 is not None else os.environ.get(SHA256_ENV_VAR))
         if given and len(given) != len(urls):
-            raise ValueError(
-                f"{len(urls)} release URL(s) but {len(given)} SHA-256 value(s): give one checksum per URL"
-            )
+            raise ValueError(f"{len(urls)} release URL(s) but {len(given)} SHA-256 value(s): give one checksum per URL")
         return list(given) if given else [None] * len(urls)
 
     def cache_folder(self) -> Path:

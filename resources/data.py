@@ -6,7 +6,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from argassets.lib.paths import resolve_data_dir
+from argassets.platform.paths import resolve_data_dir
 
 
 class PublishedDataResource(dg.ConfigurableResource):
@@ -27,8 +27,7 @@ class PublishedDataResource(dg.ConfigurableResource):
         root = self.root()
         if root is None:
             raise FileNotFoundError(
-                "no published data folder configured: set ARGASSETS_DATA_DIR to the folder that holds "
-                f"'{relative}'"
+                f"no published data folder configured: set ARGASSETS_DATA_DIR to the folder that holds '{relative}'"
             )
         path = root / relative
         if not path.exists():

@@ -7,9 +7,9 @@ from typing import Any
 
 import dagster as dg
 
-from argassets.lib.judges import build_judge
-from argassets.lib.judging import JudgmentCache, default_cache_path
-from argassets.lib.registry import ModelEntry
+from argassets.platform.judges import build_judge
+from argassets.platform.judgment_cache import JudgmentCache, default_cache_path
+from argassets.platform.registry import ModelEntry
 from resources.corpora import WebisSourceResource
 
 STRUCTURED_OUTPUT_ENV_VAR = "ARGASSETS_OPENAI_STRUCTURED_OUTPUT"
@@ -18,7 +18,7 @@ STRUCTURED_OUTPUT_ENV_VAR = "ARGASSETS_OPENAI_STRUCTURED_OUTPUT"
 class JudgeResource(dg.ConfigurableResource):
     """Builds the judge of a registry entry (``vllm``, ``openai``, ``import``, ``llama_cpp``, baselines).
 
-    Every backend implements :class:`argassets.lib.judging.Judge`; assets never see which one runs.
+    Every backend implements :class:`argassets.platform.judging.Judge`; assets never see which one runs.
     Endpoints and keys of ``openai`` entries are read from the environment variables the entry
     names, when :meth:`build` is called (at run time), and never shown.
     """

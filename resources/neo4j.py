@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import dagster as dg
 from neo4j import Driver
 from pydantic import Field
 
-from argassets.lib.neo4j_export import Neo4jSettings, connect
+from argassets.political.neo4j_export import Neo4jSettings, connect
 
 
 class Neo4jResource(dg.ConfigurableResource):

@@ -8,7 +8,7 @@ from pathlib import Path
 import dagster as dg
 from dagster_duckdb_pandas import DuckDBPandasIOManager
 
-from argassets.lib.paths import DEFAULT_DUCKDB_PATH, DUCKDB_ENV_VAR
+from argassets.platform.paths import DEFAULT_DUCKDB_PATH, DUCKDB_ENV_VAR
 
 
 class ArgassetsDuckDBIOManager(DuckDBPandasIOManager):

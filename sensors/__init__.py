@@ -3,7 +3,7 @@
 - ``model_registry_sensor`` (:mod:`sensors.registry_sensor`): registry edits become partitions
   and runs.
 - ``argassets_automation_sensor`` (:data:`AUTOMATION_SENSOR`): evaluates the declarative
-  automation conditions (:mod:`argassets.automation`) that refresh aggregates and reports once
+  automation conditions (:mod:`argassets.platform.automation`) that refresh aggregates and reports once
   model partitions land.
 - ``nightly_refresh_schedule`` (:mod:`sensors.schedules`): each night, materialise what is stale.
 - Per-study partitioned jobs (:mod:`sensors.jobs`): ``aq_judgments_job``,

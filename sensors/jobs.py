@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 
 import dagster as dg
 
-from argassets.lib.registry import RegistryError, load_registry
-from argassets.partitions import judge_models_partitions
+from argassets.platform.partitions import judge_models_partitions
+from argassets.platform.registry import RegistryError, load_registry
 from sensors.layout import code_location_layout
 from sensors.run_tags import MODEL_TAG, STUDY_TAG, run_tags_for_entry
 

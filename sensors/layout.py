@@ -10,13 +10,12 @@ from functools import lru_cache
 
 import dagster as dg
 
-from argassets.automation import OperationsLayout, operations_layout
+from argassets.platform.automation import OperationsLayout, operations_layout
 
 
 @lru_cache(maxsize=1)
 def code_location_layout() -> OperationsLayout:
     """The layout of every asset the code location loads (same modules as definitions.py)."""
-    from argassets.assets import aggregation, corpora, judgments, knowledge_base, political, prompts, reports
+    from argassets.catalog import ASSET_MODULES
 
-    modules = [corpora, prompts, judgments, aggregation, reports, knowledge_base, political]
-    return operations_layout(dg.load_assets_from_modules(modules))
+    return operations_layout(dg.load_assets_from_modules(ASSET_MODULES))

@@ -7,7 +7,7 @@ last valid state in the cursor, and returns a :class:`dagster.SensorResult`:
 - an added or changed entry gets one run per study it takes part in, materialising that
   partition of the study's root asset (``aq_judgments`` / ``political_predictions``) and of its
   partitioned aggregates, tagged with the entry's GPU count (:mod:`sensors.run_tags`); the
-  reports over all models follow through declarative automation (:mod:`argassets.automation`);
+  reports over all models follow through declarative automation (:mod:`argassets.platform.automation`);
 - a removed entry is reported (log, skip message, and an observation on its partition); its
   partition and its stored judgments stay;
 - an invalid registry is a :class:`dagster.SkipReason` naming the entry and the field; the cursor
@@ -35,9 +35,10 @@ from collections.abc import Mapping
 
 import dagster as dg
 
-from argassets.automation import OperationsLayout, operations_layout
-from argassets.lib.registry import BASELINE_BACKENDS, ModelRegistry, RegistryError, load_registry
-from argassets.lib.registry_diff import (
+from argassets.platform.automation import OperationsLayout, operations_layout
+from argassets.platform.partitions import judge_models_partitions
+from argassets.platform.registry import BACKENDS, ModelRegistry, RegistryError, load_registry
+from argassets.platform.registry_diff import (
     CursorError,
     PlannedRun,
     RegistryState,
@@ -47,12 +48,11 @@ from argassets.lib.registry_diff import (
     merge_pending,
     plan_registry_work,
 )
-from argassets.partitions import judge_models_partitions
 from sensors.run_tags import run_tags_for_entry
 from sensors.settings import sensor_status
 
 RUN_BACKENDS_ENV_VAR = "ARGASSETS_RUN_BACKENDS"
-ALL_BACKENDS: frozenset[str] = frozenset({"vllm", "openai", "import", "llama_cpp", *BASELINE_BACKENDS})
+ALL_BACKENDS: frozenset[str] = frozenset(BACKENDS)
 #: Backends run automatically when ``$ARGASSETS_RUN_BACKENDS`` is not set: everything that runs on
 #: a CPU machine. vLLM needs GPUs.
 DEFAULT_RUN_BACKENDS: frozenset[str] = ALL_BACKENDS - {"vllm"}
@@ -137,9 +137,7 @@ def build_run_requests(
             missing_inputs += [
                 key
                 for key in layout.inputs_by_study.get(study, ())
-                if key not in missing_inputs
-                and not _is_materialized(instance, key)
-                and not _in_progress(instance, key)
+                if key not in missing_inputs and not _is_materialized(instance, key) and not _in_progress(instance, key)
             ]
     if missing_inputs:
         names = ", ".join(key.to_user_string() for key in missing_inputs)
@@ -194,9 +192,7 @@ def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | 
     layout = operations_layout(context.repository_def.asset_graph)
     state = RegistryState.of(registry, previous.state)
     diff = diff_states(previous.state, state)
-    materialized = {
-        study: instance.get_materialized_partitions(key) for study, key in layout.roots.items()
-    }
+    materialized = {study: instance.get_materialized_partitions(key) for study, key in layout.roots.items()}
     plan: WorkPlan = plan_registry_work(
         registry,
         diff,
@@ -239,9 +235,7 @@ def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | 
     ]
     cursor = SensorCursor(state=state, pending=still_pending).to_json()
     dynamic = (
-        [judge_models_partitions.build_add_request(list(plan.partitions_to_add))]
-        if plan.partitions_to_add
-        else []
+        [judge_models_partitions.build_add_request(list(plan.partitions_to_add))] if plan.partitions_to_add else []
     )
     if requests:
         return dg.SensorResult(

@@ -23,7 +23,7 @@ import json
 import os
 from collections.abc import Mapping
 
-from argassets.lib.registry import ModelEntry
+from argassets.platform.registry import ModelEntry
 
 MODEL_TAG = "argassets/model"
 BACKEND_TAG = "argassets/backend"
@@ -57,9 +57,7 @@ def gpu_node_selector(environ: Mapping[str, str] | None = None) -> dict[str, str
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{NODE_SELECTOR_ENV_VAR} is not JSON: {exc}") from None
-    if not isinstance(value, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
         raise ValueError(f"{NODE_SELECTOR_ENV_VAR} must be a JSON object of string labels")
     return value
 
@@ -101,7 +99,5 @@ def run_tags_for_entry(
         tags[STUDY_TAG] = study
     if entry.gpus > 0:
         tags[POOL_TAG] = GPU_POOL
-        tags[K8S_CONFIG_TAG] = json.dumps(
-            k8s_gpu_config(entry.gpus, gpu_node_selector(environ)), sort_keys=True
-        )
+        tags[K8S_CONFIG_TAG] = json.dumps(k8s_gpu_config(entry.gpus, gpu_node_selector(environ)), sort_keys=True)
     return tags

@@ -1,7 +1,7 @@
 """The nightly refresh: materialise what is stale, and nothing else.
 
 A node (an asset, or one model partition of a partitioned asset) is stale when it was never
-materialised, or when one of its inputs was materialised after it (:func:`argassets.automation.stale_keys`).
+materialised, or when one of its inputs was materialised after it (:func:`argassets.platform.automation.stale_keys`).
 Each night the schedule requests:
 
 - one run per model partition and study for its stale partitioned assets (the root, i.e. the
@@ -20,9 +20,9 @@ from collections.abc import Hashable
 
 import dagster as dg
 
-from argassets.automation import OperationsLayout, operations_layout, stale_keys
-from argassets.lib.registry import RegistryError, load_registry
-from argassets.partitions import judge_models_partitions
+from argassets.platform.automation import OperationsLayout, operations_layout, stale_keys
+from argassets.platform.partitions import judge_models_partitions
+from argassets.platform.registry import RegistryError, load_registry
 from sensors.registry_sensor import runnable_backends
 from sensors.run_tags import MODEL_TAG, STUDY_TAG, run_tags_for_entry
 from sensors.settings import schedule_status
@@ -31,9 +31,7 @@ NIGHTLY_CRON = "0 3 * * *"
 ALL_PARTITIONS = "*"
 
 
-def _latest_storage_id(
-    instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None
-) -> int | None:
+def _latest_storage_id(instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None) -> int | None:
     records_filter = dg.AssetRecordsFilter(
         asset_key=key, asset_partitions=[partition] if partition is not None else None
     )
@@ -76,11 +74,9 @@ def plan_stale_runs(
     def node_latest(node: tuple[dg.AssetKey, str | None]) -> None:
         if node not in latest:
             key, partition = node
-            latest[node] = _latest_storage_id(
-                instance, key, None if partition in (None, ALL_PARTITIONS) else partition
-            )
+            latest[node] = _latest_storage_id(instance, key, None if partition in (None, ALL_PARTITIONS) else partition)
 
-    for study, root in layout.roots.items():
+    for study, _root in layout.roots.items():
         for partition in partitions:
             if study not in studies_of.get(partition, []):
                 continue
@@ -115,14 +111,12 @@ def plan_stale_runs(
     for report in [t for t in targets if t[1] is None]:
         for parent in list(parents[report]):
             if parent[1] == ALL_PARTITIONS:
-                partition_nodes = [
-                    t for t in targets if t[1] not in (None, ALL_PARTITIONS) and t[0] == parent[0]
-                ]
+                partition_nodes = [t for t in targets if t[1] not in (None, ALL_PARTITIONS) and t[0] == parent[0]]
                 parents[report].extend(partition_nodes)
                 optional.update(partition_nodes)
     chosen = stale_keys(parents, latest, targets, optional_parents=optional)
     partition_runs: dict[tuple[str, str], list[dg.AssetKey]] = {}
-    for study, root in layout.roots.items():
+    for study, _root in layout.roots.items():
         study_keys = set(layout.study_selection(study))
         for key, partition in chosen:
             if partition is not None and key in study_keys:

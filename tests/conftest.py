@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from argassets.lib.paths import ensure_sample_corpus, resolve_data_dir
+from argassets.platform.paths import ensure_sample_corpus, resolve_data_dir
 
 pytest_plugins = ["tests.kb_fixtures"]
 
@@ -17,9 +17,7 @@ def shared_data_dir() -> Path:
     """The published corpora (``$ARGASSETS_DATA_DIR`` or ``../shared/data``); tests need them."""
     root = resolve_data_dir()
     if root is None or not (root / "webis-argquality20").is_dir():
-        pytest.fail(
-            "the published data folder is missing: set ARGASSETS_DATA_DIR or place it at ../shared/data"
-        )
+        pytest.fail("the published data folder is missing: set ARGASSETS_DATA_DIR or place it at ../shared/data")
     return root
 
 

@@ -18,7 +18,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from argassets.lib import aif
+from argassets.political import aif
+from argassets.political import episodes as aif_episodes
+from argassets.political import knowledge_base as kb_graph
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "neo4j-test-server"
 
@@ -63,15 +65,19 @@ def neo4j_server(tmp_path_factory: pytest.TempPathFactory):
     try:
         yield Neo4jTestServer(info["uri"], info["user"], info["password"], info["database"])
     finally:
-        subprocess.run([sys.executable, str(SCRIPT), "stop", "--state-dir", str(state)], capture_output=True, timeout=120)
+        subprocess.run(
+            [sys.executable, str(SCRIPT), "stop", "--state-dir", str(state)], capture_output=True, timeout=120
+        )
 
 
 @pytest.fixture()
 def neo4j_driver(neo4j_server: Neo4jTestServer):
     """A driver on an emptied database (nodes, relationships and constraints removed)."""
-    from argassets.lib import neo4j_export as nx
+    from argassets.political import neo4j_export as nx
 
-    driver = nx.connect(nx.Neo4jSettings(neo4j_server.uri, neo4j_server.user, neo4j_server.password, neo4j_server.database))
+    driver = nx.connect(
+        nx.Neo4jSettings(neo4j_server.uri, neo4j_server.user, neo4j_server.password, neo4j_server.database)
+    )
     nx.clear_graph(driver, neo4j_server.database)
     try:
         yield driver
@@ -85,19 +91,19 @@ class KnowledgeBase:
     episodes: pd.DataFrame
     nodes: pd.DataFrame
     edges: pd.DataFrame
-    graph: aif.UnionGraph
+    graph: kb_graph.UnionGraph
     arguments: pd.DataFrame
     relations: pd.DataFrame
-    report: aif.RelationReport
+    report: kb_graph.RelationReport
 
 
 @pytest.fixture(scope="session")
 def qt30_kb(shared_data_dir: Path) -> KnowledgeBase:
     """The published QT30 corpus parsed once per session, with its KB tables."""
     corpus = aif.load_corpus(shared_data_dir / "qt30")
-    episodes = aif.assign_episodes(corpus)
-    nodes, edges = aif.corpus_tables(corpus, episodes)
-    graph = aif.union_graph(nodes, edges)
-    arguments = aif.build_arguments(nodes, edges, graph)
-    relations, report = aif.build_relations(arguments, nodes, edges, graph)
+    episodes = aif_episodes.assign_episodes(corpus)
+    nodes, edges = kb_graph.corpus_tables(corpus, episodes)
+    graph = kb_graph.union_graph(nodes, edges)
+    arguments = kb_graph.build_arguments(nodes, edges, graph)
+    relations, report = kb_graph.build_relations(arguments, nodes, edges, graph)
     return KnowledgeBase(corpus, episodes, nodes, edges, graph, arguments, relations, report)

@@ -1,0 +1,339 @@
+"""Agreement reports of Study A: configurations against the experts, model against model, run against run.
+
+Study A's reports: BT scores beside the experts, agreement, variability, ensembles, position bias.
+
+Every function takes and returns tidy pandas tables (the shapes of the Dagster assets of the
+``aggregation`` and ``reports`` groups) and imports nothing from Dagster, so the whole analysis
+runs in a notebook as well::
+
+    majority = majority_votes(judgments)                        # argassets.lib.voting
+    scores = llm_bt_scores(majority, experts, arguments)
+    report = agreement_report(scores, majority, experts, arguments)
+
+A *configuration* is (model, strategy, dimension); the reports add, per (model, strategy), a row
+with ``dimension = "mean"`` holding the mean of each metric over the dimensions present.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from argassets.argument_quality.agreement import (
+    LABEL_METRICS,
+    SCORE_METRICS,
+    krippendorff_alpha_from_value_counts,
+    label_agreement,
+    score_agreement,
+)
+from argassets.argument_quality.bradley_terry import ITEM_COLUMNS
+from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, MEAN_DIMENSION, published_scores
+from argassets.argument_quality.configurations import ModelInfo, _add_flags
+from argassets.argument_quality.voting import (
+    LABELS,
+    MISSING,
+    encode_labels,
+    factorize_columns,
+    run_agreement_pattern,
+)
+from argassets.platform.registry import DIMENSIONS
+
+FLAG_COLUMNS = ["scope", "is_baseline", "in_registry"]
+
+AGREEMENT_COLUMNS = [
+    *CONFIG_COLUMNS,
+    *SCORE_METRICS,
+    *LABEL_METRICS,
+    "n_comparisons",
+    "n_items",
+    "n_no_verdict",
+    "correlation_mean",
+    "is_best",
+    *FLAG_COLUMNS,
+]
+
+
+def _config_codes(frame: pd.DataFrame, configs: pd.DataFrame) -> np.ndarray:
+    """Index of each row's configuration in ``configs`` (-1 when absent)."""
+    codes, uniques = factorize_columns(frame, CONFIG_COLUMNS)
+    lookup = pd.MultiIndex.from_frame(configs[CONFIG_COLUMNS].astype(str))
+    position = lookup.get_indexer(pd.MultiIndex.from_frame(uniques[CONFIG_COLUMNS].astype(str)))
+    return position[codes] if len(codes) else codes
+
+
+def _score_metrics(
+    scores: pd.DataFrame, reference: pd.DataFrame, configs: pd.DataFrame, ref_column: str
+) -> pd.DataFrame:
+    """Score metrics of each configuration's ``bt_z`` against ``reference[ref_column]``."""
+    joined = scores[[*CONFIG_COLUMNS, *ITEM_COLUMNS, "bt_z"]].merge(
+        reference, on=[c for c in reference.columns if c != ref_column], how="inner"
+    )
+    rows = []
+    groups = {key: part for key, part in joined.groupby(CONFIG_COLUMNS, sort=False)}
+    for key in configs[CONFIG_COLUMNS].itertuples(index=False, name=None):
+        part = groups.get(tuple(key))
+        if part is None:
+            metrics = {m: np.nan for m in SCORE_METRICS} | {"n_items": 0.0}
+        else:
+            metrics = score_agreement(part["bt_z"].to_numpy(), part[ref_column].to_numpy())
+        rows.append(metrics)
+    out = pd.DataFrame(rows, columns=[*SCORE_METRICS, "n_items"])
+    out["n_items"] = out["n_items"].astype(np.int64)
+    return out
+
+
+def _label_metrics(
+    majority: pd.DataFrame, reference: pd.DataFrame, configs: pd.DataFrame, ref_label: str
+) -> pd.DataFrame:
+    """Label metrics of each configuration's majority labels against ``reference[ref_label]``.
+
+    ``reference`` holds ``dimension``, ``comparison_id`` and ``ref_label``, one row per comparison.
+    """
+    index = pd.MultiIndex.from_frame(reference[["dimension", "comparison_id"]].astype(str))
+    if not index.is_unique:
+        raise ValueError("reference labels: a comparison occurs twice")
+    ref_codes = encode_labels(reference[ref_label].reset_index(drop=True))
+    m_codes, m_uniques = factorize_columns(majority, ["dimension", "comparison_id"])
+    position = index.get_indexer(pd.MultiIndex.from_frame(m_uniques.astype(str)))[m_codes]
+    group = _config_codes(majority, configs)
+    llm = encode_labels(majority["majority_label"].reset_index(drop=True))
+    ref = np.where(position >= 0, ref_codes[np.maximum(position, 0)], MISSING)
+    present = (group >= 0) & (position >= 0)
+    metrics = label_agreement(group[present], llm[present], ref[present], len(configs), len(LABELS))
+    no_verdict = np.bincount(group[present & (llm == MISSING)], minlength=len(configs))
+    out = pd.DataFrame(metrics)
+    out["n_no_verdict"] = no_verdict.astype(np.int64)
+    return out
+
+
+def _with_mean_rows(
+    report: pd.DataFrame,
+    metric_columns: Sequence[str],
+    sum_columns: Sequence[str],
+    keys: Sequence[str] = ("model", "strategy"),
+) -> pd.DataFrame:
+    """Append, per ``keys`` (a model and strategy), a ``mean`` row: the mean over the dimensions
+    present of every metric (NaN ignored) and the sum of every count."""
+    if report.empty:
+        return report
+    keys = list(keys)
+    grouped = report.groupby(keys, sort=False, dropna=False)
+    mean_rows = pd.concat(
+        [grouped[list(metric_columns)].mean(), grouped[list(sum_columns)].sum()], axis=1
+    ).reset_index()
+    mean_rows["dimension"] = MEAN_DIMENSION
+    out = pd.concat([report, mean_rows], ignore_index=True)
+    rank = {d: i for i, d in enumerate([*DIMENSIONS, MEAN_DIMENSION])}
+    out["_rank"] = out["dimension"].map(rank).fillna(len(rank))
+    out = out.sort_values([*keys, "_rank", "dimension"], kind="stable").drop(columns="_rank")
+    return out.reset_index(drop=True)
+
+
+def _configurations(majority: pd.DataFrame) -> pd.DataFrame:
+    """The distinct (model, strategy, dimension) of a majority table, sorted."""
+    return factorize_columns(majority, CONFIG_COLUMNS)[1]
+
+
+def agreement_report(
+    scores: pd.DataFrame,
+    majority: pd.DataFrame,
+    experts: pd.DataFrame,
+    arguments: pd.DataFrame,
+    info: dict[str, ModelInfo] | None = None,
+    *,
+    reference: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """LLM configurations against the experts: one row per configuration, plus the mean rows.
+
+    Parameters
+    ----------
+    scores
+        ``aq_bt_scores`` (``model, strategy, dimension``, argument keys, ``bt_z``).
+    majority
+        ``aq_majority_votes``.
+    experts
+        ``webis_expert_comparisons`` (the expert labels).
+    arguments
+        ``webis_arguments`` (the published z-scores, the default reference).
+    info
+        Model flags (:func:`model_info`).
+    reference
+        Scores to compare with instead of the published ones: ``dimension``, argument keys and
+        ``published_z`` (e.g. the expert BT scores of ``aq_expert_bt_scores``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`AGREEMENT_COLUMNS`: Pearson, Spearman, Kendall, MAE, RMSE of ``bt_z`` against the
+        expert z-scores on the configuration's arguments (``n_items``); Cohen's kappa,
+        Krippendorff's alpha and percent agreement of the majority labels against the expert
+        labels (``n_comparisons`` with a verdict; ``n_no_verdict`` without); ``correlation_mean``
+        (mean of r, rho, tau) and ``is_best`` (see :func:`best_configuration`).
+    """
+    configs = _configurations(majority)
+    ref_scores = published_scores(arguments) if reference is None else reference
+    ref_scores = ref_scores[["dimension", *ITEM_COLUMNS, "published_z"]]
+    ref_labels = experts[["comparison_id", "dimension", "label"]].rename(columns={"label": "expert_label"})
+    report = pd.concat(
+        [
+            configs,
+            _score_metrics(scores, ref_scores, configs, "published_z"),
+            _label_metrics(majority, ref_labels, configs, "expert_label"),
+        ],
+        axis=1,
+    )
+    return _finish_report(report, info or {})
+
+
+def _finish_report(report: pd.DataFrame, info: dict[str, ModelInfo]) -> pd.DataFrame:
+    report = _with_mean_rows(report, [*SCORE_METRICS, *LABEL_METRICS], ["n_comparisons", "n_items", "n_no_verdict"])
+    report["correlation_mean"] = report[["pearson", "spearman", "kendall"]].mean(axis=1, skipna=False)
+    report = _add_flags(report, info) if len(report) else report.assign(scope=None, is_baseline=None, in_registry=None)
+    best = best_configuration(report)
+    report["is_best"] = (report["model"] == best[0]) & (report["strategy"] == best[1]) if best else False
+    for column in ("n_comparisons", "n_items", "n_no_verdict"):
+        report[column] = report[column].astype(np.int64)
+    return report[AGREEMENT_COLUMNS].reset_index(drop=True)
+
+
+def best_configuration(report: pd.DataFrame) -> tuple[str, str] | None:
+    """The (model, strategy) with the highest mean of r, rho and tau against the experts.
+
+    Ranked on the ``mean`` rows, among the first non-empty tier of: non-baseline models with full
+    scope covering all three dimensions; any such complete configuration (baselines too); any
+    configuration with a defined mean (if no mean is defined at all: the first configuration by
+    name). Ties are broken by model and strategy name.
+    """
+    if report.empty:
+        return None
+    means = report[report["dimension"] == MEAN_DIMENSION].copy()
+    if "correlation_mean" not in means.columns:
+        means["correlation_mean"] = means[["pearson", "spearman", "kendall"]].mean(axis=1, skipna=False)
+    dims = report[report["dimension"] != MEAN_DIMENSION].groupby(["model", "strategy"])["dimension"].nunique()
+    means["n_dims"] = [dims.get((m, s), 0) for m, s in zip(means["model"], means["strategy"], strict=True)]
+    defined = means[means["correlation_mean"].notna()]
+    if defined.empty:
+        # No configuration has defined correlations (e.g. constant scores): fall back to names.
+        top = means.sort_values(["model", "strategy"]).iloc[0] if len(means) else None
+        return (str(top["model"]), str(top["strategy"])) if top is not None else None
+    means = defined
+    complete = means["n_dims"] == len(DIMENSIONS)
+    if "scope" in means.columns:
+        complete &= means["scope"] == "full"
+    tiers = [complete, pd.Series(True, index=means.index)]
+    if "is_baseline" in means.columns:
+        tiers.insert(0, complete & ~means["is_baseline"].astype(bool))
+    pool = next(means[tier] for tier in tiers if tier.any())
+    pool = pool.sort_values(["correlation_mean", "model", "strategy"], ascending=[False, True, True])
+    top = pool.iloc[0]
+    return str(top["model"]), str(top["strategy"])
+
+
+def cross_model_report(
+    scores: pd.DataFrame,
+    majority: pd.DataFrame,
+    best: tuple[str, str] | None,
+    info: dict[str, ModelInfo] | None = None,
+) -> pd.DataFrame:
+    """Every configuration against the best one (same dimension): the agreement metrics.
+
+    Scores are compared on the arguments both scored, labels on the comparisons both labelled.
+    """
+    columns = [
+        *CONFIG_COLUMNS,
+        "best_model",
+        "best_strategy",
+        *SCORE_METRICS,
+        *LABEL_METRICS,
+        "n_comparisons",
+        "n_items",
+        *FLAG_COLUMNS,
+    ]
+    if best is None or majority.empty:
+        return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
+    best_model, best_strategy = best
+    configs = _configurations(majority)
+    is_best_s = (scores["model"] == best_model) & (scores["strategy"] == best_strategy)
+    ref_scores = scores.loc[is_best_s, ["dimension", *ITEM_COLUMNS, "bt_z"]].rename(columns={"bt_z": "best_z"})
+    is_best_m = (majority["model"] == best_model) & (majority["strategy"] == best_strategy)
+    ref_labels = majority.loc[is_best_m, ["comparison_id", "dimension", "majority_label"]].rename(
+        columns={"majority_label": "best_label"}
+    )
+    report = pd.concat(
+        [
+            configs,
+            _score_metrics(scores, ref_scores, configs, "best_z"),
+            _label_metrics(majority, ref_labels, configs, "best_label").drop(columns="n_no_verdict"),
+        ],
+        axis=1,
+    )
+    report["best_model"] = best_model
+    report["best_strategy"] = best_strategy
+    report = _with_mean_rows(
+        report,
+        [*SCORE_METRICS, *LABEL_METRICS],
+        ["n_comparisons", "n_items"],
+        keys=["model", "strategy", "best_model", "best_strategy"],
+    )
+    report = _add_flags(report, info or {})
+    for column in ("n_comparisons", "n_items"):
+        report[column] = report[column].astype(np.int64)
+    return report[columns]
+
+
+def variability_report(majority: pd.DataFrame, info: dict[str, ModelInfo] | None = None) -> pd.DataFrame:
+    """Per configuration: how often the runs agree, and Krippendorff's alpha across the runs.
+
+    ``share_all_equal``, ``share_two_equal``, ``share_all_unequal`` are shares of the comparisons
+    whose runs are all valid (``n_comparisons``; ``n_incomplete`` have a missing or invalid run);
+    with 3 runs they are the comparisons with 1, 2 and 3 distinct labels. ``krippendorff_alpha``
+    treats the runs as raters (nominal; incomplete comparisons count with their valid runs).
+    """
+    run_columns = sorted(
+        [c for c in majority.columns if c.startswith("label_run")], key=lambda c: int(c[len("label_run") :])
+    )
+    columns = [
+        *CONFIG_COLUMNS,
+        "n_runs",
+        "share_all_equal",
+        "share_two_equal",
+        "share_all_unequal",
+        "krippendorff_alpha",
+        "n_comparisons",
+        "n_incomplete",
+        *FLAG_COLUMNS,
+    ]
+    if majority.empty:
+        return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
+    configs = _configurations(majority)
+    group = _config_codes(majority, configs)
+    runs = np.stack([encode_labels(majority[c].reset_index(drop=True)) for c in run_columns], axis=1)
+    # Only runs that exist somewhere in a configuration count (a scoped model may have fewer runs).
+    distinct = run_agreement_pattern(runs)
+    k = len(configs)
+    complete = distinct > 0
+    n_complete = np.bincount(group[complete], minlength=k)
+    shares = {}
+    for name, value in (("share_all_equal", 1), ("share_two_equal", 2), ("share_all_unequal", 3)):
+        hits = np.bincount(group[distinct == value], minlength=k)
+        with np.errstate(all="ignore"):
+            shares[name] = np.where(n_complete > 0, hits / n_complete, np.nan)
+    value_counts = np.stack([(runs == code).sum(axis=1) for code in range(len(LABELS))], axis=1)
+    alpha = krippendorff_alpha_from_value_counts(value_counts, group, k)
+    report = configs.copy()
+    report["n_runs"] = len(run_columns)
+    for name, values in shares.items():
+        report[name] = values
+    report["krippendorff_alpha"] = alpha
+    report["n_comparisons"] = n_complete.astype(np.int64)
+    report["n_incomplete"] = np.bincount(group[~complete], minlength=k).astype(np.int64)
+    report = _with_mean_rows(
+        report,
+        ["share_all_equal", "share_two_equal", "share_all_unequal", "krippendorff_alpha"],
+        ["n_comparisons", "n_incomplete"],
+    )
+    report["n_runs"] = len(run_columns)
+    report = _add_flags(report, info or {})
+    return report[columns]

@@ -1,0 +1,89 @@
+"""Assets: judgments (Study A LLM and baseline verdicts, one partition per judge model)."""
+
+from collections.abc import Iterator
+
+import dagster as dg
+import pandas as pd
+
+from argassets.argument_quality.judgments import (
+    N_RUNS,
+    aq_sampling,
+    build_requests,
+    judgment_table,
+    orders_for,
+    scope_prompts,
+)
+from argassets.platform.partition_judging import judge_partition, judging_metadata, outside_study
+from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions
+from resources.judges import JudgeResource, JudgmentCacheResource
+from resources.registry import ModelRegistryResource
+
+
+def label_summary_markdown(table: pd.DataFrame) -> str:
+    """Label counts (oriented to the comparison) per strategy, dimension and order, as Markdown."""
+    if table.empty:
+        return "_no judgments in this partition_"
+    counts = (
+        table.assign(outcome=table["label"].fillna("invalid"))
+        .groupby(["strategy", "dimension", "order", "outcome"])
+        .size()
+        .unstack(fill_value=0)
+    )
+    outcomes = [c for c in ("A", "B", "Tie", "invalid") if c in counts.columns]
+    lines = ["| strategy | dimension | order | " + " | ".join(outcomes) + " | invalid share |"]
+    lines.append("|---|---|---|" + "---:|" * (len(outcomes) + 1))
+    for (strategy, dimension, order), row in counts.iterrows():
+        total = int(row.sum())
+        invalid = int(row.get("invalid", 0))
+        lines.append(
+            f"| {strategy} | {dimension} | {order} | "
+            + " | ".join(str(int(row[c])) for c in outcomes)
+            + f" | {invalid / total:.2%} |"
+        )
+    return "\n".join(lines)
+
+
+@dg.asset(
+    partitions_def=judge_models_partitions,
+    metadata=PARTITION_METADATA,
+    group_name="judgments",
+    kinds={"duckdb", "pandas"},
+    pool="gpu",
+    output_required=False,
+)
+def aq_judgments(
+    context: dg.AssetExecutionContext,
+    registry: ModelRegistryResource,
+    judge: JudgeResource,
+    judgment_cache: JudgmentCacheResource,
+    aq_prompts: pd.DataFrame,
+    webis_expert_comparisons: pd.DataFrame,
+    webis_arguments: pd.DataFrame,
+) -> Iterator[dg.Output[pd.DataFrame]]:
+    """Pairwise verdicts of one judge model on every in-scope Study A prompt, per order and run."""
+    entry = registry.entry(context.partition_key)
+    if outside_study(context, entry, "argument_quality"):
+        return
+    scope_text = entry.scope.describe()
+    sampling = aq_sampling(entry)
+    orders = orders_for(entry)
+    prompts = scope_prompts(aq_prompts, entry.scope)
+    requests, items = build_requests(prompts, webis_expert_comparisons, webis_arguments, orders)
+    context.log.info(
+        f"{entry.name}: {len(prompts)} prompts in scope ({scope_text}), orders {', '.join(orders)}, "
+        f"{len(requests)} requests x {N_RUNS} runs"
+    )
+    judged = judge_partition(context, entry, judge, judgment_cache, requests, sampling, N_RUNS)
+    table = judgment_table(
+        items, judged.completions, entry.name, sampling, judged.backend, entry.is_baseline, scope_text
+    )
+    metadata = judging_metadata(entry, judged, table, sampling, scope_text)
+    metadata.update(
+        {
+            "orders": ", ".join(orders),
+            "runs": N_RUNS,
+            "prompts_in_scope": len(prompts),
+            "labels": dg.MetadataValue.md(label_summary_markdown(table)),
+        }
+    )
+    yield dg.Output(table, metadata=metadata)

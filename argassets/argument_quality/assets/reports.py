@@ -1,0 +1,249 @@
+"""Assets: reports (Study A: agreement with experts, cross-model, variability, ensemble, position bias)."""
+
+from pathlib import Path
+from typing import Literal
+
+import dagster as dg
+import pandas as pd
+
+from argassets.argument_quality.agreement_reports import (
+    agreement_report,
+    best_configuration,
+    cross_model_report,
+    variability_report,
+)
+from argassets.argument_quality.assets.aggregation import JUDGMENTS_IN, BTConfig, judgments_frame
+from argassets.argument_quality.bt_scores import MEAN_DIMENSION
+from argassets.argument_quality.configurations import ModelInfo, model_info
+from argassets.argument_quality.ensembles import ensemble_members, ensemble_report
+from argassets.argument_quality.plots import plot_agreement_heatmap, plot_scores_vs_experts
+from argassets.argument_quality.position_bias import position_bias_report
+from argassets.platform.paths import resolve_duckdb_path
+from argassets.platform.presentation import markdown_table, png_markdown
+from resources.registry import ModelRegistryResource
+
+CONFIG_KEYS = ["model", "strategy", "dimension"]
+
+
+def reports_folder(explicit: str | None = None) -> Path:
+    """Where report files go: ``explicit``, else ``reports/`` beside the DuckDB file."""
+    folder = Path(explicit) if explicit else resolve_duckdb_path().parent / "reports"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _info(registry: ModelRegistryResource, majority: pd.DataFrame) -> dict[str, ModelInfo]:
+    recorded = (
+        majority[["model", "is_baseline", "scope"]].drop_duplicates()
+        if {"is_baseline", "scope"} <= set(majority.columns)
+        else majority[["model"]].drop_duplicates()
+    )
+    return model_info(recorded, registry.load())
+
+
+def _notes(report: pd.DataFrame) -> pd.Series:
+    """A human label per row: baseline, not in the registry, restricted scope, best."""
+    notes = []
+    for row in report.itertuples(index=False):
+        parts = []
+        if getattr(row, "is_best", False):
+            parts.append("**best**")
+        if getattr(row, "is_baseline", False):
+            parts.append("baseline")
+        if not getattr(row, "in_registry", True):
+            parts.append("not in registry")
+        scope = getattr(row, "scope", "full")
+        if scope not in ("full", None):
+            parts.append(f"scope: {scope}")
+        notes.append(", ".join(parts))
+    return pd.Series(notes, index=report.index, dtype="object")
+
+
+def _report_markdown(report: pd.DataFrame, drop: list[str] | None = None, max_rows: int = 500) -> str:
+    if report.empty:
+        return "_(no rows)_"
+    shown = report.drop(columns=[c for c in (drop or []) if c in report.columns])
+    shown = shown.drop(columns=[c for c in ("is_best", "is_baseline", "in_registry", "scope") if c in shown.columns])
+    shown.insert(len(CONFIG_KEYS), "notes", _notes(report))
+    return markdown_table(shown, max_rows=max_rows)
+
+
+def _png_metadata(folder: Path, name: str, png: bytes, title: str) -> dict[str, dg.MetadataValue]:
+    path = folder / f"{name}.png"
+    path.write_bytes(png)
+    return {
+        f"plot_{name}": dg.MetadataValue.md(png_markdown(png, title)),
+        f"plot_{name}_path": dg.MetadataValue.path(str(path)),
+    }
+
+
+class AgreementConfig(dg.Config):
+    """What the LLM scores are compared with, and which extra configurations to plot."""
+
+    #: ``published``: the corpus's z-scores; ``expert_bt``: our BT scores of the raw expert comparisons.
+    reference: Literal["published", "expert_bt"] = "published"
+    #: Extra plots of BT score distributions, as ``model/strategy`` (``all`` for every one).
+    plot_configurations: list[str] = []
+    #: Folder for the PNG files (default: ``reports/`` beside the DuckDB file).
+    reports_dir: str | None = None
+
+
+@dg.asset(group_name="reports", kinds={"duckdb", "pandas"})
+def aq_agreement_report(
+    context: dg.AssetExecutionContext,
+    config: AgreementConfig,
+    registry: ModelRegistryResource,
+    aq_bt_scores: pd.DataFrame,
+    aq_majority_votes: pd.DataFrame,
+    aq_expert_bt_scores: pd.DataFrame,
+    webis_expert_comparisons: pd.DataFrame,
+    webis_arguments: pd.DataFrame,
+) -> dg.Output[pd.DataFrame]:
+    """LLM configurations against the experts: correlations and errors of BT scores, agreement of labels."""
+    reference = None
+    if config.reference == "expert_bt":
+        reference = aq_expert_bt_scores[["dimension", "topic_id", "discussion_id", "argument_id", "bt_z"]].rename(
+            columns={"bt_z": "published_z"}
+        )
+    info = _info(registry, aq_majority_votes)
+    report = agreement_report(
+        aq_bt_scores, aq_majority_votes, webis_expert_comparisons, webis_arguments, info, reference=reference
+    )
+    best = best_configuration(report)
+    folder = reports_folder(config.reports_dir)
+    metadata: dict[str, object] = {
+        "dagster/row_count": len(report),
+        "reference": config.reference,
+        "configurations": int((report["dimension"] != MEAN_DIMENSION).sum()),
+        "best_configuration": f"{best[0]} / {best[1]}" if best else "none",
+        "report": dg.MetadataValue.md(_report_markdown(report)),
+    }
+    if best:
+        top = report[
+            (report["model"] == best[0]) & (report["strategy"] == best[1]) & (report["dimension"] == MEAN_DIMENSION)
+        ]
+        metadata["best_correlation_mean"] = float(top["correlation_mean"].iloc[0])
+    if len(report):
+        metadata.update(
+            _png_metadata(folder, "aq_agreement_heatmap", plot_agreement_heatmap(report), "agreement heat map")
+        )
+    wanted: list[tuple[str, str]] = [best] if best else []
+    present = report[["model", "strategy"]].drop_duplicates()
+    known = set(present.itertuples(index=False, name=None))
+    for item in config.plot_configurations:
+        if item == "all":
+            wanted += sorted(known)
+            continue
+        model, _, strategy = item.partition("/")
+        if (model, strategy) in known:
+            wanted.append((model, strategy))
+        else:
+            context.log.warning(f"plot_configurations: {item!r} is not a configuration of the report (model/strategy)")
+    for model, strategy in dict.fromkeys(wanted):
+        png = plot_scores_vs_experts(aq_bt_scores, model, strategy)
+        safe = f"{model}__{strategy}".replace("/", "_").replace(":", "_")
+        metadata.update(_png_metadata(folder, f"aq_scores_{safe}", png, f"{model} / {strategy} vs experts"))
+    return dg.Output(report, metadata=metadata)
+
+
+@dg.asset(group_name="reports", kinds={"duckdb", "pandas"})
+def aq_cross_model_report(
+    registry: ModelRegistryResource,
+    aq_bt_scores: pd.DataFrame,
+    aq_majority_votes: pd.DataFrame,
+    aq_agreement_report: pd.DataFrame,
+) -> dg.Output[pd.DataFrame]:
+    """Every configuration against the best one: the same metrics, on shared arguments and comparisons."""
+    best = best_configuration(aq_agreement_report)
+    report = cross_model_report(aq_bt_scores, aq_majority_votes, best, _info(registry, aq_majority_votes))
+    return dg.Output(
+        report,
+        metadata={
+            "dagster/row_count": len(report),
+            "best_configuration": f"{best[0]} / {best[1]}" if best else "none",
+            "report": dg.MetadataValue.md(_report_markdown(report)),
+        },
+    )
+
+
+@dg.asset(group_name="reports", kinds={"duckdb", "pandas"})
+def aq_variability_report(registry: ModelRegistryResource, aq_majority_votes: pd.DataFrame) -> dg.Output[pd.DataFrame]:
+    """Per configuration: shares of all-equal, two-equal and all-unequal runs, and alpha across runs."""
+    report = variability_report(aq_majority_votes, _info(registry, aq_majority_votes))
+    return dg.Output(
+        report,
+        metadata={"dagster/row_count": len(report), "report": dg.MetadataValue.md(_report_markdown(report))},
+    )
+
+
+class EnsembleConfig(BTConfig):
+    """Ensemble members (default: every non-baseline registry model with judgments) and name."""
+
+    members: list[str] = []
+    #: Default: ``non-baseline``, ``all-models`` (no non-baseline model has judgments yet) or ``custom``.
+    name: str = ""
+
+
+@dg.asset(group_name="reports", kinds={"duckdb", "pandas"})
+def aq_ensemble(
+    context: dg.AssetExecutionContext,
+    config: EnsembleConfig,
+    registry: ModelRegistryResource,
+    aq_majority_votes: pd.DataFrame,
+    webis_expert_comparisons: pd.DataFrame,
+    webis_arguments: pd.DataFrame,
+) -> dg.Output[pd.DataFrame]:
+    """A multi-model ensemble (majority of member majorities, pooled BT), reported like a configuration."""
+    info = _info(registry, aq_majority_votes)
+    present = aq_majority_votes["model"].unique().tolist()
+    members = ensemble_members(info, present, config.members or None)
+    unknown = sorted(set(config.members) - set(present))
+    if unknown:
+        context.log.warning(f"ensemble members without judgments (left out): {', '.join(unknown)}")
+    if not members:
+        context.log.warning("the ensemble has no member with judgments: empty report")
+    name = config.name
+    if not name:
+        if config.members:
+            name = "custom"
+        else:
+            name = "non-baseline" if any(not info[m].is_baseline for m in members if m in info) else "all-models"
+    report, _, _ = ensemble_report(
+        aq_majority_votes, webis_expert_comparisons, webis_arguments, members, name, config.settings(), info
+    )
+    return dg.Output(
+        report,
+        metadata={
+            "dagster/row_count": len(report),
+            "ensemble": f"ensemble:{name}",
+            "members": dg.MetadataValue.json(members),
+            "report": dg.MetadataValue.md(_report_markdown(report, drop=["members"])),
+        },
+    )
+
+
+@dg.asset(group_name="reports", kinds={"duckdb", "pandas"}, ins={"aq_judgments": JUDGMENTS_IN})
+def aq_position_bias(
+    context: dg.AssetExecutionContext, registry: ModelRegistryResource, aq_judgments: pd.DataFrame
+) -> dg.Output[pd.DataFrame]:
+    """Order consistency and first-position preference of models also judged with A and B swapped."""
+    judgments = judgments_frame(aq_judgments)
+    recorded = judgments[["judge_model", "is_baseline", "scope"]].drop_duplicates()
+    info = model_info(recorded, registry.load())
+    report = position_bias_report(judgments, info)
+    asked = sorted(name for name, i in info.items() if i.position_bias)
+    judged = sorted(report.loc[report["measured"].astype(bool), "model"].unique().tolist()) if len(report) else []
+    missing = [m for m in asked if m not in judged]
+    if missing:
+        context.log.warning(
+            f"registry asks for position bias of {', '.join(missing)} but aq_judgments has no swapped-order rows for them"
+        )
+    return dg.Output(
+        report,
+        metadata={
+            "dagster/row_count": len(report),
+            "models": dg.MetadataValue.json(judged),
+            "position_bias_requested_without_data": dg.MetadataValue.json(missing),
+            "report": dg.MetadataValue.md(_report_markdown(report)),
+        },
+    )

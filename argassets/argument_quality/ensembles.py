@@ -1,0 +1,87 @@
+"""The multi-model ensemble of Study A: members chosen per dimension, majority labels, BT scores."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from argassets.argument_quality.agreement_reports import AGREEMENT_COLUMNS, agreement_report
+from argassets.argument_quality.bradley_terry import DEFAULT_SETTINGS, ITEM_COLUMNS, BTSettings
+from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, llm_bt_scores
+from argassets.argument_quality.configurations import ModelInfo
+from argassets.argument_quality.voting import (
+    LABELS,
+    MISSING,
+    encode_labels,
+    factorize_columns,
+    plurality_vote,
+)
+
+
+def ensemble_members(
+    info: dict[str, ModelInfo], present: Iterable[str], requested: Sequence[str] | None = None
+) -> list[str]:
+    """The members of an ensemble: ``requested`` if given, else every non-baseline model in the
+    registry that has judgments, else (no such model yet) every model with judgments."""
+    present = sorted(set(present))
+    if requested:
+        return [m for m in requested if m in present]
+    members = [m for m in present if m in info and info[m].in_registry and not info[m].is_baseline]
+    return members or present
+
+
+def ensemble_report(
+    majority: pd.DataFrame,
+    experts: pd.DataFrame,
+    arguments: pd.DataFrame,
+    members: Sequence[str],
+    name: str,
+    settings: BTSettings = DEFAULT_SETTINGS,
+    info: dict[str, ModelInfo] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """A multi-model ensemble, reported like any configuration.
+
+    Per (strategy, dimension, comparison), the ensemble's label is the plurality of its members'
+    majority labels (:func:`argassets.argument_quality.voting.plurality_vote`); its BT scores are fitted on the
+    members' majority labels pooled (each member's verdict is one comparison).
+
+    Returns
+    -------
+    tuple of pandas.DataFrame
+        ``(report, ensemble_majority, ensemble_scores)``: the agreement-report rows of the
+        configurations ``model = "ensemble:<name>"`` with an extra ``members`` column, the
+        ensemble's labels, and its BT scores.
+    """
+    model = f"ensemble:{name}"
+    part = majority[majority["model"].isin(list(members))]
+    empty_report = pd.DataFrame({c: pd.Series(dtype="object") for c in [*AGREEMENT_COLUMNS, "members"]})
+    if part.empty:
+        return empty_report, part.iloc[0:0], pd.DataFrame(columns=[*CONFIG_COLUMNS, *ITEM_COLUMNS, "bt_z"])
+    member_codes, member_names = pd.factorize(part["model"], sort=True)
+    item_key = ["strategy", "dimension", "comparison_id"]
+    item_codes, ens_majority = factorize_columns(part, item_key)
+    votes = np.full((len(ens_majority), len(member_names)), MISSING, dtype=np.int8)
+    votes[item_codes, member_codes] = encode_labels(part["majority_label"].reset_index(drop=True))
+    ens_majority.insert(0, "model", model)
+    ens_majority["majority_label"] = pd.Series(
+        np.array([*LABELS, None], dtype=object)[np.where((v := plurality_vote(votes)) < 0, 3, v)]
+    )
+    ens_majority["n_members_voting"] = (votes >= 0).sum(axis=1)
+
+    pooled = part.assign(model=model)
+    scores = llm_bt_scores(pooled, experts, arguments, settings)
+    flags = dict(info or {})
+    member_info = [flags[m] for m in member_names if m in flags]
+    scopes = sorted({i.scope for i in member_info}) or ["unknown"]
+    flags[model] = ModelInfo(
+        is_baseline=bool(member_info) and all(i.is_baseline for i in member_info),
+        scope=scopes[0] if len(scopes) == 1 else "mixed: " + " | ".join(scopes),
+        in_registry=bool(member_info) and all(i.in_registry for i in member_info),
+        position_bias=False,
+    )
+    report = agreement_report(scores, ens_majority, experts, arguments, flags)
+    report["is_best"] = False
+    report["members"] = ",".join(str(m) for m in member_names)
+    return report, ens_majority, scores

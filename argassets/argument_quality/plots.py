@@ -1,0 +1,81 @@
+"""Study A's figures: BT scores against the experts, the agreement heat map."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from argassets.argument_quality.agreement import score_agreement
+from argassets.argument_quality.bt_scores import MEAN_DIMENSION
+from argassets.platform.presentation import figure_png, pyplot
+from argassets.platform.registry import DIMENSIONS
+
+
+def plot_scores_vs_experts(scores: pd.DataFrame, model: str, strategy: str) -> bytes:
+    """PNG: BT z-score distributions of one (model, strategy) against the experts, per dimension.
+
+    Top row: histograms of the configuration's ``bt_z`` and the published expert z-scores of the
+    same arguments; bottom row: LLM against expert score per argument, with Pearson's r.
+    """
+    plt = pyplot()
+    part = scores[(scores["model"] == model) & (scores["strategy"] == strategy)]
+    dims = [d for d in DIMENSIONS if d in set(part["dimension"])] or list(DIMENSIONS)
+    fig, axes = plt.subplots(2, len(dims), figsize=(4.2 * len(dims), 7.5), squeeze=False)
+    bins = np.linspace(-4, 4, 33)
+    for j, dim in enumerate(dims):
+        sub = part[part["dimension"] == dim].dropna(subset=["bt_z"])
+        ref = sub["published_z"] if "published_z" in sub.columns else pd.Series(dtype=float)
+        ax = axes[0, j]
+        ax.hist(np.clip(sub["bt_z"], -4, 4), bins=bins, alpha=0.6, label=f"{model} / {strategy}", density=True)
+        ax.hist(np.clip(ref.dropna(), -4, 4), bins=bins, alpha=0.6, label="experts (published)", density=True)
+        ax.set_title(f"{dim}: BT z-score distribution")
+        ax.set_xlabel("z-score")
+        if j == 0:
+            ax.legend(fontsize=8)
+        ax = axes[1, j]
+        both = sub.dropna(subset=["published_z"]) if "published_z" in sub.columns else sub.iloc[0:0]
+        ax.scatter(both["published_z"], both["bt_z"], s=6, alpha=0.4)
+        r = score_agreement(both["bt_z"].to_numpy(), both["published_z"].to_numpy())["pearson"] if len(both) else np.nan
+        ax.set_title(f"{dim}: LLM vs experts (r = {r:.3f})")
+        ax.set_xlabel("expert z (published)")
+        ax.set_ylabel("LLM BT z")
+        ax.axline((0, 0), slope=1, color="grey", lw=0.8, ls="--")
+    fig.suptitle(f"{model} / {strategy}")
+    fig.tight_layout()
+    return figure_png(fig)
+
+
+def plot_agreement_heatmap(report: pd.DataFrame) -> bytes:
+    """PNG: heat map of the agreement report's mean rows (configurations x metrics)."""
+    plt = pyplot()
+    metrics = ["pearson", "spearman", "kendall", "cohen_kappa", "krippendorff_alpha", "percent_agreement"]
+    means = report[report["dimension"] == MEAN_DIMENSION]
+    if means.empty:
+        fig, ax = plt.subplots(figsize=(4, 1.5))
+        ax.text(0.5, 0.5, "no configurations", ha="center", va="center")
+        ax.axis("off")
+        return figure_png(fig)
+    means = means.sort_values("correlation_mean", ascending=False)
+    values = means[metrics].to_numpy(dtype=float).copy()
+    values[:, -1] = values[:, -1] / 100.0
+    labels = [
+        f"{m} / {s}" + (" *" if b else "") + (" (baseline)" if bl else "")
+        for m, s, b, bl in zip(means["model"], means["strategy"], means["is_best"], means["is_baseline"], strict=True)
+    ]
+    fig, ax = plt.subplots(figsize=(1.2 * len(metrics) + 4, 0.32 * len(labels) + 1.8))
+    image = ax.imshow(values, cmap="RdYlGn", vmin=-1, vmax=1, aspect="auto")
+    ax.set_xticks(
+        range(len(metrics)),
+        [m if m != "percent_agreement" else "agreement (share)" for m in metrics],
+        rotation=30,
+        ha="right",
+    )
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    for i in range(values.shape[0]):
+        for j in range(values.shape[1]):
+            if np.isfinite(values[i, j]):
+                ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=7)
+    fig.colorbar(image, ax=ax, shrink=0.8)
+    ax.set_title("Agreement with experts (mean over dimensions; * = best)")
+    fig.tight_layout()
+    return figure_png(fig)

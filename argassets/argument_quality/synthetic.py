@@ -1,0 +1,118 @@
+"""Synthetic ``aq_judgments`` with known structure, for tests and benchmarks of the aggregation.
+
+A synthetic judge sees the published expert z-scores of both arguments plus Gaussian noise per
+run, and answers ``Tie`` when the noisy difference is small: the smaller its noise, the closer its
+BT scores are to the experts'. Optionally some verdicts are invalid, and a judge may favour the
+first position (for the position-bias report).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from argassets.argument_quality.bradley_terry import ITEM_COLUMNS
+from argassets.argument_quality.bt_scores import published_scores
+from argassets.argument_quality.voting import LABELS
+from argassets.platform.registry import STRATEGIES
+
+__all__ = ["SyntheticJudge", "synthetic_judgments"]
+
+
+@dataclass(frozen=True)
+class SyntheticJudge:
+    """One synthetic model.
+
+    Attributes
+    ----------
+    name
+        Partition key / model name.
+    noise
+        Standard deviation of the noise added to the expert score difference, per run.
+    tie_band
+        ``Tie`` when the noisy difference is within +-``tie_band``.
+    invalid_rate
+        Share of verdicts that are invalid (label null).
+    first_bias
+        Added to the difference in favour of the argument shown first.
+    swapped
+        Also judge every comparison in the swapped order (``order = "ba"``).
+    is_baseline
+        Recorded baseline flag.
+    """
+
+    name: str
+    noise: float = 1.0
+    tie_band: float = 0.3
+    invalid_rate: float = 0.0
+    first_bias: float = 0.0
+    swapped: bool = False
+    is_baseline: bool = False
+
+
+def synthetic_judgments(
+    experts: pd.DataFrame,
+    arguments: pd.DataFrame,
+    judges: Sequence[SyntheticJudge],
+    strategies: Sequence[str] = STRATEGIES,
+    n_runs: int = 3,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Judgments of every expert comparison by every judge, strategy and run (vectorised).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``aq_judgments`` columns the aggregation reads: ``judge_model, comparison_id,
+        dimension, strategy, topic_id, order, run, label, presented_label, is_valid,
+        is_baseline, scope``.
+    """
+    scores = published_scores(arguments)
+    key = ["dimension", *ITEM_COLUMNS]
+    z = scores.set_index(key)["published_z"]
+    idx_a = pd.MultiIndex.from_arrays(
+        [experts["dimension"], experts["topic_id"], experts["discussion_id_a"], experts["argument_id_a"]]
+    )
+    idx_b = pd.MultiIndex.from_arrays(
+        [experts["dimension"], experts["topic_id"], experts["discussion_id_b"], experts["argument_id_b"]]
+    )
+    diff = z.reindex(idx_a).to_numpy() - z.reindex(idx_b).to_numpy()
+    diff = np.nan_to_num(diff)
+    m = len(experts)
+    rng = np.random.default_rng(seed)
+    labels = np.array(LABELS, dtype=object)
+    frames = []
+    for judge in judges:
+        orders = ("ab", "ba") if judge.swapped else ("ab",)
+        for strategy in strategies:
+            for order in orders:
+                sign = 1.0 if order == "ab" else -1.0
+                # Difference as presented: first shown minus second shown.
+                presented_diff = sign * diff[:, None] + rng.normal(0.0, judge.noise, (m, n_runs)) + judge.first_bias
+                code = np.where(presented_diff > judge.tie_band, 0, np.where(presented_diff < -judge.tie_band, 1, 2))
+                invalid = rng.random((m, n_runs)) < judge.invalid_rate
+                mapped = code if order == "ab" else np.where(code == 0, 1, np.where(code == 1, 0, 2))
+                presented_label = np.where(invalid, None, labels[code])
+                label = np.where(invalid, None, labels[mapped])
+                frames.append(
+                    pd.DataFrame(
+                        {
+                            "judge_model": judge.name,
+                            "comparison_id": np.repeat(experts["comparison_id"].to_numpy(), n_runs),
+                            "dimension": np.repeat(experts["dimension"].to_numpy(), n_runs),
+                            "strategy": strategy,
+                            "topic_id": np.repeat(experts["topic_id"].to_numpy(), n_runs),
+                            "order": order,
+                            "run": np.tile(np.arange(n_runs), m),
+                            "label": label.ravel(),
+                            "presented_label": presented_label.ravel(),
+                            "is_valid": ~invalid.ravel(),
+                            "is_baseline": judge.is_baseline,
+                            "scope": "full",
+                        }
+                    )
+                )
+    return pd.concat(frames, ignore_index=True)

@@ -1,1 +1,0 @@
-"""The science: plain, typed functions that import nothing from Dagster."""

@@ -1,0 +1,2 @@
+"""The platform both studies share: paths, the model registry, partitions, judging and judges,
+presentation, automation."""

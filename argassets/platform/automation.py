@@ -1,0 +1,321 @@
+"""Declarative automation: what refreshes by itself once a model partition lands.
+
+Two conditions, attached by :func:`with_automation` to every asset downstream of a study's
+partitioned root (``aq_judgments``, ``political_predictions``) that does not set its own:
+
+- assets partitioned by ``judge_models`` (per-model aggregates) get
+  :func:`partition_condition`: Dagster's ``eager()``, evaluated per partition, so a model's
+  aggregates follow its judgments;
+- assets that are not partitioned (the reports over all models) get
+  :func:`all_partitions_condition`: refresh after an upstream asset updated, but only once **no
+  run upstream is queued or in progress** (looked for up to :data:`UPSTREAM_DEPTH` levels up).
+  When the registry sensor requests five model partitions at once, the reports therefore wait for
+  all five and refresh once, not five times. Model partitions that never ran (e.g. GPU models on
+  a CPU machine) do not block them: missing ``judge_models`` partitions are ignored, missing
+  unpartitioned inputs are not.
+
+The default automation condition sensor of the code location (``sensors.AUTOMATION_SENSOR``)
+evaluates them. :func:`stale_keys` is the plain staleness rule the nightly schedule uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import dagster as dg
+
+from argassets.platform.partitions import judge_models_partitions
+
+#: The partitioned root asset of each study: the one that calls the judges.
+STUDY_ROOTS: dict[str, str] = {
+    "argument_quality": "aq_judgments",
+    "political": "political_predictions",
+}
+#: How many levels above an unpartitioned report an in-progress run still holds it back.
+UPSTREAM_DEPTH = 6
+#: Assets of these kinds write to an external system that may not be configured (the Neo4j export):
+#: they are never materialised automatically; run them from the UI or the CLI.
+EXTERNAL_KINDS: frozenset[str] = frozenset({"neo4j"})
+
+K = TypeVar("K", bound=Hashable)
+
+
+def is_judge_partitioned(partitions_def: dg.PartitionsDefinition | None) -> bool:
+    """True for the ``judge_models`` dynamic partitions (by name, so copies compare equal)."""
+    return (
+        isinstance(partitions_def, dg.DynamicPartitionsDefinition)
+        and partitions_def.name == judge_models_partitions.name
+    )
+
+
+def partition_condition() -> dg.AutomationCondition:
+    """Per model partition: refresh when that partition's inputs update (``eager``)."""
+    return dg.AutomationCondition.eager()
+
+
+def _upstream_in_progress(depth: int = UPSTREAM_DEPTH) -> dg.AutomationCondition:
+    condition: dg.AutomationCondition = dg.AutomationCondition.in_progress()
+    for _ in range(depth - 1):
+        condition = dg.AutomationCondition.in_progress() | dg.AutomationCondition.any_deps_match(condition)
+    return dg.AutomationCondition.any_deps_match(condition).with_label("any_upstream_in_progress")
+
+
+def all_partitions_condition(
+    judge_partitioned: Iterable[dg.AssetKey] | dg.AssetSelection,
+    depth: int = UPSTREAM_DEPTH,
+) -> dg.AutomationCondition:
+    """For assets over all model partitions: refresh once, after every upstream run finished.
+
+    Parameters
+    ----------
+    judge_partitioned
+        The assets partitioned by ``judge_models``; their missing partitions do not hold a
+        refresh back.
+    depth
+        Levels of ancestors whose queued or running runs hold the refresh back.
+    """
+    selection = (
+        judge_partitioned
+        if isinstance(judge_partitioned, dg.AssetSelection)
+        else dg.AssetSelection.assets(*judge_partitioned)
+    )
+    return (
+        dg.AutomationCondition.any_deps_updated().since_last_handled()
+        & ~dg.AutomationCondition.any_deps_missing().ignore(selection)
+        & ~_upstream_in_progress(depth)
+        & ~dg.AutomationCondition.in_progress()
+    ).with_label("after_all_model_partitions")
+
+
+@dataclass(frozen=True)
+class OperationsLayout:
+    """Where each study's work sits in the asset graph (computed from the assets, not hard-coded).
+
+    Attributes
+    ----------
+    roots
+        Study name to the key of its partitioned root asset (only studies present).
+    partitioned_downstream
+        Study name to the ``judge_models``-partitioned assets downstream of its root (root
+        excluded), in topological order; a run of one partition materialises root and these.
+    unpartitioned_ancestors
+        Study name to the materialisable unpartitioned assets upstream of its root.
+    judge_partitioned
+        Every asset partitioned by ``judge_models``.
+    reports
+        Every unpartitioned asset downstream of a study root, in topological order, except those
+        of :data:`EXTERNAL_KINDS`.
+    inputs
+        The unpartitioned assets the studies and their reports read that no study produces
+        (corpora, prompts, expert scores, the knowledge base), in topological order.
+    standalone
+        The other unpartitioned assets built from a study's inputs but not from its judgments
+        (e.g. human-only analyses), in topological order, except those of :data:`EXTERNAL_KINDS`.
+    reports_by_study, inputs_by_study, standalone_by_study
+        The same, per study.
+    parents
+        Asset key to its parent keys, for every asset of the graph.
+    """
+
+    roots: Mapping[str, dg.AssetKey]
+    partitioned_downstream: Mapping[str, tuple[dg.AssetKey, ...]]
+    unpartitioned_ancestors: Mapping[str, tuple[dg.AssetKey, ...]]
+    judge_partitioned: frozenset[dg.AssetKey]
+    reports: tuple[dg.AssetKey, ...]
+    inputs: tuple[dg.AssetKey, ...]
+    standalone: tuple[dg.AssetKey, ...]
+    reports_by_study: Mapping[str, tuple[dg.AssetKey, ...]]
+    inputs_by_study: Mapping[str, tuple[dg.AssetKey, ...]]
+    standalone_by_study: Mapping[str, tuple[dg.AssetKey, ...]]
+    parents: Mapping[dg.AssetKey, frozenset[dg.AssetKey]]
+
+    def study_selection(self, study: str) -> list[dg.AssetKey]:
+        """The assets one run of a study's partition materialises: root, then its partitioned children."""
+        return [self.roots[study], *self.partitioned_downstream.get(study, ())]
+
+
+def _as_asset_graph(assets: Any) -> Any:
+    from dagster._core.definitions.assets.graph.asset_graph import AssetGraph
+
+    if isinstance(assets, AssetGraph):
+        return assets
+    items = [dg.AssetsDefinition(specs=[item]) if isinstance(item, dg.AssetSpec) else item for item in assets]
+    defined = {key for item in items for key in (item.keys if isinstance(item, dg.AssetsDefinition) else {item.key})}
+    undefined = {
+        dep
+        for item in items
+        if isinstance(item, dg.AssetsDefinition)
+        for deps in item.asset_deps.values()
+        for dep in deps
+        if dep not in defined
+    }
+    # Deps on keys nobody defines (yet) become external assets, as Definitions would make them.
+    externals = [dg.AssetsDefinition(specs=[dg.AssetSpec(key)]) for key in sorted(undefined, key=str)]
+    return AssetGraph.from_assets([*items, *externals])
+
+
+def operations_layout(assets: Any) -> OperationsLayout:
+    """Compute the :class:`OperationsLayout` from assets definitions or an asset graph."""
+    graph = _as_asset_graph(assets)
+    order = list(graph.toposorted_asset_keys)
+    position = {key: index for index, key in enumerate(order)}
+    parents = {key: frozenset(graph.get(key).parent_keys) for key in order}
+    children: dict[dg.AssetKey, set[dg.AssetKey]] = {key: set() for key in order}
+    for key, ps in parents.items():
+        for parent in ps:
+            children.setdefault(parent, set()).add(key)
+    judge_partitioned = frozenset(key for key in order if is_judge_partitioned(graph.get(key).partitions_def))
+
+    def closure(start: dg.AssetKey, edges: Mapping[dg.AssetKey, Collection[dg.AssetKey]]) -> set[dg.AssetKey]:
+        seen: set[dg.AssetKey] = set()
+        stack = list(edges.get(start, ()))
+        while stack:
+            key = stack.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            stack.extend(edges.get(key, ()))
+        return seen
+
+    def automatable(key: dg.AssetKey) -> bool:
+        node = graph.get(key)
+        return node.is_materializable and not (set(node.kinds) & EXTERNAL_KINDS)
+
+    def ordered(keys: Collection[dg.AssetKey]) -> tuple[dg.AssetKey, ...]:
+        return tuple(sorted((k for k in keys if k in position), key=position.__getitem__))
+
+    roots: dict[str, dg.AssetKey] = {}
+    partitioned_downstream: dict[str, tuple[dg.AssetKey, ...]] = {}
+    unpartitioned_ancestors: dict[str, tuple[dg.AssetKey, ...]] = {}
+    downstream_by_study: dict[str, set[dg.AssetKey]] = {}
+    for study, name in STUDY_ROOTS.items():
+        key = dg.AssetKey(name)
+        if key not in position:
+            continue
+        roots[study] = key
+        downstream = closure(key, children)
+        downstream_by_study[study] = downstream
+        partitioned_downstream[study] = ordered(k for k in downstream if k in judge_partitioned)
+        unpartitioned_ancestors[study] = ordered(
+            k for k in closure(key, parents) if k not in judge_partitioned and graph.get(k).is_materializable
+        )
+    all_downstream = set().union(*downstream_by_study.values()) if downstream_by_study else set()
+    reports_by_study: dict[str, tuple[dg.AssetKey, ...]] = {}
+    inputs_by_study: dict[str, tuple[dg.AssetKey, ...]] = {}
+    for study, downstream in downstream_by_study.items():
+        reports_by_study[study] = ordered(k for k in downstream if k not in judge_partitioned and automatable(k))
+        needed = closure(roots[study], parents)
+        for report in reports_by_study[study]:
+            needed |= closure(report, parents)
+        inputs_by_study[study] = ordered(
+            k for k in needed if k not in all_downstream and k not in judge_partitioned and automatable(k)
+        )
+    placed = set(all_downstream) | judge_partitioned | {k for keys in inputs_by_study.values() for k in keys}
+    standalone_by_study: dict[str, tuple[dg.AssetKey, ...]] = {}
+    for study, inputs in inputs_by_study.items():
+        standalone_by_study[study] = ordered(
+            k for k in order if k not in placed and automatable(k) and closure(k, parents) & set(inputs)
+        )
+    union = lambda groups: ordered({k for keys in groups.values() for k in keys})  # noqa: E731
+    return OperationsLayout(
+        roots=roots,
+        partitioned_downstream=partitioned_downstream,
+        unpartitioned_ancestors=unpartitioned_ancestors,
+        judge_partitioned=judge_partitioned,
+        reports=union(reports_by_study),
+        inputs=union(inputs_by_study),
+        standalone=union(standalone_by_study),
+        reports_by_study=reports_by_study,
+        inputs_by_study=inputs_by_study,
+        standalone_by_study=standalone_by_study,
+        parents=parents,
+    )
+
+
+def automation_conditions_for(layout: OperationsLayout) -> dict[dg.AssetKey, dg.AutomationCondition]:
+    """The condition each downstream asset gets (roots themselves are run by the registry sensor)."""
+    conditions: dict[dg.AssetKey, dg.AutomationCondition] = {}
+    reports_condition = all_partitions_condition(sorted(layout.judge_partitioned, key=str))
+    for keys in layout.partitioned_downstream.values():
+        for key in keys:
+            conditions[key] = partition_condition()
+    for key in layout.reports:
+        conditions[key] = reports_condition
+    return conditions
+
+
+def with_automation(assets: Sequence[Any]) -> list[Any]:
+    """``assets`` with the automation conditions of this module attached where none is set.
+
+    Conditions the asset's owner set are kept. Meant to wrap ``load_assets_from_modules`` in
+    ``argassets/definitions.py``.
+    """
+    layout = operations_layout(
+        [a for a in assets if isinstance(a, (dg.AssetsDefinition, dg.SourceAsset, dg.AssetSpec))]
+    )
+    wanted = automation_conditions_for(layout)
+    result: list[Any] = []
+    for item in assets:
+        if not isinstance(item, dg.AssetsDefinition):
+            result.append(item)
+            continue
+        existing = item.automation_conditions_by_key
+        updates = {key: wanted[key] for key in item.keys if key in wanted and existing.get(key) is None}
+        result.append(item.with_attributes(automation_condition=updates) if updates else item)
+    return result
+
+
+def stale_keys(
+    parents: Mapping[K, Collection[K]],
+    latest: Mapping[K, int | None],
+    targets: Sequence[K],
+    optional_parents: Collection[K] = (),
+) -> list[K]:
+    """Targets to refresh: missing, older than a parent, or downstream of a target to refresh.
+
+    Parameters
+    ----------
+    parents
+        Each node's parents (nodes may be assets or (asset, partition) pairs).
+    latest
+        Each node's latest materialisation as a monotonic number (event storage id), ``None``
+        when never materialised. Nodes absent from the mapping count as never materialised.
+    targets
+        Candidate nodes, in topological order.
+    optional_parents
+        Parents whose absence does not prevent a refresh (model partitions that never ran).
+
+    Returns
+    -------
+    list
+        The targets to refresh, in the order of ``targets``. A target with a missing parent that
+        is neither optional nor refreshed itself is left out (it could not run), and so is a
+        target none of whose parents exists.
+    """
+    chosen: list[K] = []
+    chosen_set: set[K] = set()
+    optional = set(optional_parents)
+    for node in targets:
+        own = latest.get(node)
+        blocked = False
+        newer = False
+        for parent in parents.get(node, ()):
+            parent_latest = latest.get(parent)
+            if parent in chosen_set:
+                newer = True
+            elif parent_latest is None:
+                if parent not in optional:
+                    blocked = True
+            elif own is None or parent_latest > own:
+                newer = True
+        if blocked:
+            continue
+        has_input = any(latest.get(parent) is not None or parent in chosen_set for parent in parents.get(node, ()))
+        if parents.get(node) and not has_input:
+            continue
+        if own is None or newer:
+            chosen.append(node)
+            chosen_set.add(node)
+    return chosen

@@ -1,0 +1,236 @@
+"""Bradley-Terry strengths from win-count matrices: the one BT fit of both studies.
+
+Model
+-----
+Under the Bradley-Terry model, item :math:`i` beats item :math:`j` with probability
+:math:`e^{\\theta_i} / (e^{\\theta_i} + e^{\\theta_j})`. The strengths :math:`\\theta` are estimated
+by iterative Luce spectral ranking (``choix.ilsr_pairwise_dense``) from a win-count matrix
+``W[i, j]`` = times *i* beat *j*. ``alpha`` > 0 adds ``alpha`` to every transition rate of the LSR
+Markov chain, the regularisation choix documents; it keeps the estimate finite for items that
+never lose or never win and for comparison graphs that are not connected.
+
+The estimate
+------------
+The estimate is the one ``choix.ilsr_pairwise_dense`` converges to. At its fixed point the
+stationary distribution of the LSR chain equals the weights :math:`w` (normalised to sum to
+:math:`n`, as choix does), which is the equation
+
+.. math:: \\sum_j N_{ij} \\frac{w_i}{w_i + w_j} - \\sum_j W_{ij} + \\alpha n (w_i - 1) = 0,
+
+with :math:`N = W + W^T`: expected wins equal observed wins, corrected by the regularisation.
+It is the gradient of a convex function of :math:`\\theta = \\log w` (the BT negative
+log-likelihood plus :math:`\\alpha n (n \\log\\sum_k e^{\\theta_k} - \\sum_k \\theta_k)`), so the
+solution is unique (up to the centring) whenever ``alpha`` > 0 or the comparison graph is
+connected.
+
+Speed
+-----
+``engine="choix"`` calls ``choix.ilsr_pairwise_dense`` matrix by matrix. ``engine="batched"``
+solves the same equations for a whole stack of count matrices at once with damped Newton steps
+and batched linear algebra (about 6 steps instead of ILSR's tens); both agree to 1e-6 (tested).
+All (configuration, topic) cells that share a topic and the same set of compared arguments form
+one stack.
+
+Study A fits thousands of per-topic matrices (``engine="batched"``); Study B fits one matrix per
+system (``engine="choix"``). Both go through :func:`fit_strengths` and its one retry rule.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import choix
+import numpy as np
+
+Engine = Literal["batched", "choix"]
+
+#: ILSR stops when the L1 norm of the change of the parameters is below ``tol`` (choix's default).
+DEFAULT_TOL = 1e-8
+DEFAULT_MAX_ITER = 1000
+
+#: ILSR iterations allowed to a matrix that Newton's method left unconverged.
+_ILSR_FALLBACK_ITERATIONS = 100_000
+
+#: Newton steps in float32 before the remaining matrices continue in float64.
+_SINGLE_PRECISION_STEPS = 25
+
+
+def _newton_step(totals: np.ndarray, wins: np.ndarray, alpha: float, params: np.ndarray) -> np.ndarray:
+    """One batched Newton step towards the fixed point of choix's ILSR (see :func:`fit_strengths`)."""
+    k, n, _ = totals.shape
+    s = np.exp(params - params.max(axis=1, keepdims=True))
+    s /= s.sum(axis=1, keepdims=True)
+    w = n * s
+    # P(i beats j) in logistic form: no 0/0 when both weights underflow.
+    p = 1.0 / (1.0 + np.exp(params[:, None, :] - params[:, :, None]))
+    expected = totals * p
+    grad = expected.sum(axis=2) - wins + alpha * n * (w - 1.0)
+    # Off-diagonal Hessian: -N_ij p_ij p_ji - alpha n^2 s_i s_j, with p_ji = 1 - p_ij.
+    hess = expected * p
+    hess -= expected
+    hess -= (alpha * n * n) * (s[:, :, None] * s[:, None, :])
+    idx = np.arange(n)
+    hess[:, idx, idx] = 0.0
+    hess[:, idx, idx] = -hess.sum(axis=2)
+    hess += 1.0 / n  # removes the translation null space without changing the step
+    try:
+        step = -np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError:
+        # One singular Hessian fails the whole stack: solve one by one, NaN for the singular ones.
+        step = np.full_like(grad, np.nan)
+        for i in range(k):
+            try:
+                step[i] = -np.linalg.solve(hess[i], grad[i])
+            except np.linalg.LinAlgError:
+                pass
+    # Damping: no coordinate moves by more than 2 log-units in one step.
+    largest = np.abs(step).max(axis=1, keepdims=True)
+    step *= np.minimum(1.0, 2.0 / np.maximum(largest, 1e-300))
+    new = params + step
+    return new - new.mean(axis=1, keepdims=True)
+
+
+def _ilsr(
+    counts: np.ndarray,
+    alpha: float,
+    start: np.ndarray | None,
+    max_iter: int,
+    tol: float,
+    index: int,
+    n_matrices: int,
+) -> np.ndarray:
+    """``choix.ilsr_pairwise_dense`` with the one retry rule: ``max_iter`` iterations first, then
+    the fallback budget from the same start (choix raises when it has not converged)."""
+    if max_iter > 0:
+        try:
+            return choix.ilsr_pairwise_dense(counts, alpha=alpha, initial_params=start, max_iter=max_iter, tol=tol)
+        except RuntimeError:
+            pass
+    fallback = max(10 * max_iter, _ILSR_FALLBACK_ITERATIONS)
+    try:
+        return choix.ilsr_pairwise_dense(counts, alpha=alpha, initial_params=start, max_iter=fallback, tol=tol)
+    except RuntimeError:
+        raise RuntimeError(
+            f"Bradley-Terry did not converge for matrix {index} of {n_matrices}, neither with "
+            f"{max_iter} steps nor with {fallback} ILSR iterations"
+        ) from None
+
+
+def fit_strengths(
+    counts: np.ndarray,
+    alpha: float,
+    *,
+    initial_params: np.ndarray | None = None,
+    max_iter: int = DEFAULT_MAX_ITER,
+    tol: float = DEFAULT_TOL,
+    engine: Engine = "batched",
+    precision: Literal["double", "single"] = "double",
+) -> np.ndarray:
+    """BT strengths of every count matrix of a stack: the estimate of ``choix.ilsr_pairwise_dense``.
+
+    Parameters
+    ----------
+    counts
+        ``(n_matrices, n_items, n_items)`` or ``(n_items, n_items)`` win counts.
+    alpha
+        Regularisation of ILSR (``alpha`` of ``choix.ilsr_pairwise_dense``); > 0 keeps the estimate
+        finite on disconnected graphs.
+    initial_params
+        Starting log-strengths, ``(n_items,)`` or like the result; default zeros.
+    max_iter, tol
+        Convergence control of ``choix.ilsr_pairwise_dense``.
+    engine
+        ``choix`` (``choix.ilsr_pairwise_dense`` per matrix) or ``batched`` (Newton's method on
+        ILSR's fixed-point equations, all matrices at once; see the module docstring).
+    precision
+        ``single`` runs the batched engine in float32 (faster; about 1e-5 accurate, used for
+        bootstrap replicates with a ``tol`` of 1e-5 per argument); matrices that have not converged
+        after 25 steps (very unequal strengths) continue in float64.
+
+    Returns
+    -------
+    numpy.ndarray
+        Log-strengths centred to mean 0, ``(n_matrices, n_items)`` (or ``(n_items,)``).
+
+    Raises
+    ------
+    RuntimeError
+        A matrix did not converge, neither within ``max_iter`` iterations nor in the fallback of
+        ``max(10 * max_iter, 100,000)`` ILSR iterations (the one retry rule of every BT fit).
+    ValueError
+        ``alpha`` = 0 and no finite estimate (a disconnected comparison graph, or an argument
+        that never loses or never wins).
+    """
+    counts = np.asarray(counts, dtype=float)
+    single = counts.ndim == 2
+    if single:
+        counts = counts[None]
+    if counts.ndim != 3 or counts.shape[1] != counts.shape[2]:
+        raise ValueError(f"counts must be square matrices, got shape {counts.shape}")
+    k, n, _ = counts.shape
+    params = np.zeros((k, n))
+    if initial_params is not None:
+        params = np.broadcast_to(np.asarray(initial_params, dtype=float), (k, n)).copy()
+    if n <= 1 or k == 0:
+        params[:] = 0.0
+        return params[0] if single else params
+    if engine == "choix":
+        for i in range(k):
+            params[i] = _ilsr(counts[i], alpha, params[i] if initial_params is not None else None, max_iter, tol, i, k)
+        return params[0] if single else params
+    if engine != "batched":
+        raise ValueError(f"engine must be 'batched' or 'choix', got {engine!r}")
+    work = np.float32 if precision == "single" else np.float64
+    totals = (counts + np.swapaxes(counts, 1, 2)).astype(work, copy=False)
+    wins = counts.sum(axis=2).astype(work, copy=False)
+    if initial_params is None:
+        # Start from smoothed log win/loss ratios: fewer Newton steps than from zero.
+        losses = counts.sum(axis=1)
+        params = np.log((wins + 0.5) / (losses + 0.5))
+        params -= params.mean(axis=1, keepdims=True)
+    active = np.arange(k)
+    current = params.astype(work)
+    # Matrices Newton cannot finish, with the last finite parameters it reached.
+    unfinished: list[tuple[int, np.ndarray]] = []
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for iteration in range(max_iter):
+            if work is np.float32 and iteration == _SINGLE_PRECISION_STEPS:
+                # Very unequal strengths can keep float32 steps above tol: finish in float64.
+                work = np.float64
+                totals, wins, current = totals.astype(work), wins.astype(work), current.astype(work)
+            new = _newton_step(totals, wins, alpha, current)
+            broken = ~np.isfinite(new).all(axis=1)
+            if broken.any():
+                if alpha <= 0:
+                    raise ValueError(
+                        "Bradley-Terry strengths could not be computed: a comparison graph is not "
+                        "connected (or an argument never wins or never loses) and alpha is 0; use alpha > 0"
+                    )
+                # Overflow or a singular Hessian (tiny, nearly separable samples): ILSR finishes them.
+                unfinished += list(zip(active[broken].tolist(), current[broken], strict=False))
+            going = (np.abs(new - current).sum(axis=1) >= tol) & ~broken
+            done = ~going & ~broken
+            params[active[done]] = new[done]
+            if not going.any():
+                break
+            active, current = active[going], new[going]
+            totals, wins = totals[going], wins[going]
+        else:
+            unfinished += list(zip(active.tolist(), current, strict=False))
+    # Damped Newton steps can also cycle on nearly separable matrices (a judge whose verdicts are a
+    # total order, e.g. longer-wins, leaves only alpha to bound the strengths). ILSR itself always
+    # converges with alpha > 0, so the few matrices left are finished by choix from where Newton got.
+    for index, start in unfinished:
+        params[index] = _ilsr(counts[index], alpha, np.asarray(start, dtype=float), 0, tol, index, k)
+        params[index] -= params[index].mean()
+    return params[0] if single else params
+
+
+def z_normalise(values: np.ndarray) -> np.ndarray:
+    """``(x - mean) / std`` with the population standard deviation; zeros when std is 0."""
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        return values.copy()
+    std = np.nanstd(values)
+    centred = values - np.nanmean(values)
+    return centred / std if std > 0 else centred * 0.0

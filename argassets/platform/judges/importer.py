@@ -1,0 +1,204 @@
+"""Judgments made elsewhere, read from a documented tidy CSV or Parquet file.
+
+Tidy format, one row per judgment:
+
+========================  =====================================================================
+column                    meaning
+========================  =====================================================================
+``judge_model``           optional; when present only rows equal to the registry name are used
+``comparison_id``         Study A: the comparison (``logic-00042``), with ``dimension``,
+``dimension``             ``strategy`` (zero/few/cot) and optionally ``order`` (``ab`` default,
+``strategy``, ``order``   ``ba`` = presented swapped)
+``argument_id``           Study B (instead of the four above): the argument
+``run``                   integer >= 0 (repetition)
+``raw_output``            the model's text (preferred) ...
+``label``                 ... or just the parsed label / score when the raw text is not kept
+========================  =====================================================================
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from argassets.platform.judging import ChatRequest, Completion, SamplingParams, utc_now
+
+__all__ = ["ImportFormatError", "ImportJudge", "load_tidy_judgments"]
+
+AQ_KEY_COLUMNS: tuple[str, ...] = ("comparison_id", "dimension", "strategy", "order")
+POLITICAL_KEY_COLUMNS: tuple[str, ...] = ("argument_id",)
+_ALLOWED = {
+    "dimension": {"logic", "rhetoric", "dialectic"},
+    "strategy": {"zero", "few", "cot"},
+    "order": {"ab", "ba"},
+}
+
+
+class ImportFormatError(ValueError):
+    """An import file that does not follow the tidy format; names the file and row."""
+
+
+def _where(path: Path, index: int) -> str:
+    line = f" (line {index + 2})" if path.suffix.lower() in (".csv", ".tsv") else ""
+    return f"{path}: row {index}{line}"
+
+
+def _read(path: Path) -> pd.DataFrame:
+    if not path.is_file():
+        raise ImportFormatError(f"{path}: import file not found")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            frame = pd.read_parquet(path)
+        elif suffix in (".csv", ".tsv"):
+            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
+            frame = frame.replace({"": None})
+        else:
+            raise ImportFormatError(f"{path}: unknown import format '{suffix}' (use .csv, .tsv or .parquet)")
+    except (ValueError, OSError) as exc:
+        if isinstance(exc, ImportFormatError):
+            raise
+        raise ImportFormatError(f"{path}: cannot be read: {exc}") from None
+    return frame
+
+
+def load_tidy_judgments(
+    path: str | os.PathLike[str], model_name: str | None = None
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Read and validate a tidy judgment file.
+
+    Returns
+    -------
+    (pandas.DataFrame, tuple of str)
+        Columns = the key columns, ``run`` (int) and ``text`` (the raw output, else the label), and
+        the key columns used (Study A or Study B).
+
+    Raises
+    ------
+    ImportFormatError
+        Missing file or column, a bad value, no row for ``model_name``, or a judgment given twice;
+        the message names the file and row.
+    """
+    path = Path(path)
+    frame = _read(path)
+    if "comparison_id" in frame.columns:
+        keys = AQ_KEY_COLUMNS
+        if "order" not in frame.columns:
+            frame = frame.assign(order="ab")
+    elif "argument_id" in frame.columns:
+        keys = POLITICAL_KEY_COLUMNS
+    else:
+        raise ImportFormatError(f"{path}: needs a 'comparison_id' (Study A) or 'argument_id' (Study B) column")
+    required = [*keys, "run"]
+    missing = [c for c in required if c not in frame.columns]
+    if "raw_output" not in frame.columns and "label" not in frame.columns:
+        missing.append("raw_output or label")
+    if missing:
+        raise ImportFormatError(f"{path}: missing column(s) {', '.join(repr(c) for c in missing)}")
+    frame = frame.reset_index(drop=True)
+    if "judge_model" in frame.columns and model_name is not None:
+        mine = frame["judge_model"].astype(str) == model_name
+        if not mine.any():
+            found = sorted(frame["judge_model"].dropna().astype(str).unique())[:10]
+            raise ImportFormatError(f"{path}: no rows with judge_model = {model_name!r} (found: {found})")
+        frame = frame[mine]
+    for column in keys:
+        values = frame[column]
+        bad = values.isna()
+        if column in _ALLOWED:
+            bad |= ~values.astype(str).isin(_ALLOWED[column])
+        if bad.any():
+            index = int(frame.index[np.flatnonzero(bad.to_numpy())[0]])
+            allowed = f" (allowed: {sorted(_ALLOWED[column])})" if column in _ALLOWED else ""
+            raise ImportFormatError(f"{_where(path, index)}: bad '{column}' value {values.loc[index]!r}{allowed}")
+    runs = pd.to_numeric(frame["run"], errors="coerce")
+    bad = runs.isna() | (runs < 0) | (runs != runs.round())
+    if bad.any():
+        index = int(frame.index[np.flatnonzero(bad.to_numpy())[0]])
+        raise ImportFormatError(
+            f"{_where(path, index)}: 'run' must be an integer >= 0, got {frame['run'].loc[index]!r}"
+        )
+    text = pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    if "raw_output" in frame.columns:
+        text = frame["raw_output"].where(frame["raw_output"].notna(), None)
+    if "label" in frame.columns:
+        text = text.where(text.notna(), frame["label"])
+    if text.isna().any():
+        index = int(frame.index[np.flatnonzero(text.isna().to_numpy())[0]])
+        raise ImportFormatError(f"{_where(path, index)}: neither 'raw_output' nor 'label' is given")
+    tidy = pd.DataFrame({c: frame[c].astype(str) for c in keys})
+    tidy["run"] = runs.astype("int64")
+    tidy["text"] = text.astype(str)
+    duplicated = tidy.duplicated([*keys, "run"], keep=False)
+    if duplicated.any():
+        rows = list(tidy.index[duplicated.to_numpy()])
+        first = tidy.loc[rows[0], [*keys, "run"]].tolist()
+        same = [r for r in rows if tidy.loc[r, [*keys, "run"]].tolist() == first]
+        raise ImportFormatError(
+            f"{_where(path, same[1])}: judgment {dict(zip([*keys, 'run'], first, strict=True))} "
+            f"given twice (first in row {same[0]})"
+        )
+    return tidy.reset_index(drop=True), keys
+
+
+class ImportJudge:
+    """Answers requests from a tidy judgment file (see the module docstring).
+
+    Requests are matched by the key columns read from ``ChatRequest.context`` (``order`` defaults
+    to ``ab``). A request the file does not answer is an error listing what is missing.
+    """
+
+    backend = "import"
+    is_baseline = False
+
+    def __init__(self, path: str | os.PathLike[str], model_name: str | None = None):
+        self.path = Path(path)
+        self.model_name = model_name
+        self._table: dict[tuple[str, ...], str] | None = None
+        self._keys: tuple[str, ...] = ()
+
+    def table(self) -> dict[tuple[str, ...], str]:
+        if self._table is None:
+            tidy, self._keys = load_tidy_judgments(self.path, self.model_name)
+            columns = [*self._keys, "run"]
+            self._table = {
+                tuple(str(v) for v in key): text
+                for key, text in zip(tidy[columns].itertuples(index=False, name=None), tidy["text"], strict=True)
+            }
+        return self._table
+
+    def close(self) -> None:
+        """Nothing to free."""
+
+    def complete(
+        self, requests: Sequence[ChatRequest], sampling: SamplingParams, runs: Sequence[int]
+    ) -> list[list[Completion]]:
+        table = self.table()
+        at = utc_now()
+        out, missing = [], []
+        for request in requests:
+            context = {"order": "ab", **request.context}
+            row = []
+            for run in runs:
+                started = time.perf_counter()
+                try:
+                    key = tuple(str(context[c]) for c in self._keys) + (str(int(run)),)
+                except KeyError as exc:
+                    raise ValueError(f"request {request.key!r} has no {exc.args[0]!r} in its context") from None
+                if key not in table:
+                    missing.append(key)
+                    continue
+                row.append(Completion(table[key], int(run), None, time.perf_counter() - started, at, at))
+            out.append(row)
+        if missing:
+            shown = "; ".join(", ".join(k) for k in missing[:5])
+            raise ValueError(
+                f"{self.path}: {len(missing)} judgment(s) missing for this partition's scope, e.g. {shown} "
+                f"(columns: {', '.join([*self._keys, 'run'])})"
+            )
+        return out

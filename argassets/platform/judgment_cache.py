@@ -1,0 +1,181 @@
+"""The judgment cache: completions stored by (model, prompt hash, sampling key, run), resume-safe.
+
+SQLite in WAL mode, so several processes on one machine may write at once, and a process killed
+mid-run loses at most the batch in flight.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from argassets.platform.judging import Completion, utc_now
+
+#: Environment variable naming the judgment cache file.
+CACHE_ENV_VAR = "ARGASSETS_CACHE"
+
+
+def default_cache_path() -> Path:
+    """``$ARGASSETS_CACHE``, else ``judgment_cache.sqlite`` next to the DuckDB file."""
+    from_env = os.environ.get(CACHE_ENV_VAR)
+    if from_env:
+        return Path(from_env)
+    from argassets.platform.paths import resolve_duckdb_path
+
+    return resolve_duckdb_path().parent / "judgment_cache.sqlite"
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS completions (
+    model TEXT NOT NULL,
+    prompt_sha256 TEXT NOT NULL,
+    sampling_key TEXT NOT NULL,
+    run INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    seed INTEGER,
+    latency_s REAL NOT NULL,
+    requested_at TEXT NOT NULL,
+    completed_at TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    stored_at TEXT NOT NULL,
+    PRIMARY KEY (model, prompt_sha256, sampling_key, run)
+) WITHOUT ROWID
+"""
+
+
+class JudgmentCache:
+    """Completions on disk, keyed by ``(model, prompt_sha256, sampling_key, run)``.
+
+    SQLite in WAL mode: readers never block the writer, several processes (partitions running at
+    once) can share one file, and every :meth:`put_many` is one transaction, so a process killed
+    mid-run leaves only whole batches behind. The first completion stored for a key wins; storing
+    it again is a no-op, so nothing is ever duplicated.
+
+    Parameters
+    ----------
+    path
+        The SQLite file (created with its folder when missing); default :func:`default_cache_path`.
+    timeout_s
+        How long a writer waits for another process's transaction.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, timeout_s: float = 120.0):
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.timeout_s = timeout_s
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid: int | None = None
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None or self._pid != os.getpid():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                str(self.path), timeout=self.timeout_s, isolation_level=None, check_same_thread=False
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA busy_timeout={int(self.timeout_s * 1000)}")
+            conn.execute(_SCHEMA)
+            self._conn = conn
+            self._pid = os.getpid()
+        return self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._conn = None
+            self._pid = None
+
+    def __enter__(self) -> JudgmentCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": self.path, "timeout_s": self.timeout_s}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"], state["timeout_s"])
+
+    def lookup(self, model: str, sampling_key: str) -> dict[tuple[str, int], dict[str, Any]]:
+        """Every stored completion of one model and sampling key, by ``(prompt_sha256, run)``."""
+        with self._lock:
+            rows = (
+                self._connection()
+                .execute(
+                    "SELECT prompt_sha256, run, text, seed, latency_s, requested_at, completed_at, "
+                    "backend FROM completions WHERE model = ? AND sampling_key = ?",
+                    (model, sampling_key),
+                )
+                .fetchall()
+            )
+        return {
+            (row[0], int(row[1])): {
+                "text": row[2],
+                "seed": row[3],
+                "latency_s": row[4],
+                "requested_at": row[5],
+                "completed_at": row[6],
+                "backend": row[7],
+            }
+            for row in rows
+        }
+
+    def put_many(
+        self,
+        model: str,
+        sampling_key: str,
+        backend: str,
+        items: Iterable[tuple[str, Completion]],
+    ) -> int:
+        """Store ``(prompt_sha256, completion)`` pairs in one transaction; returns rows written."""
+        stored_at = utc_now()
+        rows = [
+            (
+                model,
+                sha,
+                sampling_key,
+                int(c.run),
+                c.text,
+                c.seed,
+                float(c.latency_s),
+                c.requested_at,
+                c.completed_at,
+                backend,
+                stored_at,
+            )
+            for sha, c in items
+        ]
+        if not rows:
+            return 0
+        with self._lock:
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                before = conn.total_changes
+                conn.executemany(
+                    "INSERT OR IGNORE INTO completions (model, prompt_sha256, sampling_key, run, text, "
+                    "seed, latency_s, requested_at, completed_at, backend, stored_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+                written = conn.total_changes - before
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return written
+
+    def count(self, model: str | None = None) -> int:
+        """Number of stored completions (of one model, or all)."""
+        with self._lock:
+            conn = self._connection()
+            if model is None:
+                return int(conn.execute("SELECT COUNT(*) FROM completions").fetchone()[0])
+            return int(conn.execute("SELECT COUNT(*) FROM completions WHERE model = ?", (model,)).fetchone()[0])

@@ -1,0 +1,126 @@
+"""The judging step of every study's partitioned asset: one judge model, every request and run.
+
+Both studies' judgment assets (``aq_judgments``, ``political_predictions``) build their requests,
+then call :func:`judge_partition` and describe the outcome with :func:`judging_metadata`; only the
+requests and the table built from the completions differ between them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import dagster as dg
+import pandas as pd
+
+from argassets.platform.incremental_judging import judge_incrementally
+from argassets.platform.judges import default_batch_size
+from argassets.platform.judging import CachedCompletion, ChatRequest, SamplingParams
+from argassets.platform.judgment_cache import JudgmentCache
+from argassets.platform.registry import ModelEntry, Study
+from resources.judges import JudgeResource, JudgmentCacheResource
+
+
+@dataclass(frozen=True)
+class PartitionJudgments:
+    """What one judging step returned: the completions and how they were obtained."""
+
+    completions: list[CachedCompletion]
+    backend: str
+    elapsed_s: float
+    cache_location: str
+    #: HTTP requests and retries, for backends that count them (``openai``).
+    http: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def sent(self) -> int:
+        return sum(not c.from_cache for c in self.completions)
+
+
+def outside_study(context: dg.AssetExecutionContext, entry: ModelEntry, study: Study) -> bool:
+    """Whether ``entry`` takes no part in ``study``; such a partition is not materialised.
+
+    The one policy of both studies: the asset yields nothing (``output_required=False``), so the
+    partition stays unmaterialised, its checks are skipped, and downstream reads no rows for it.
+    """
+    if entry.takes_part_in(study):
+        return False
+    context.log.info(f"{entry.name} does not take part in {study}: nothing materialised")
+    return True
+
+
+def judge_partition(
+    context: dg.AssetExecutionContext,
+    entry: ModelEntry,
+    judge: JudgeResource,
+    judgment_cache: JudgmentCacheResource,
+    requests: list[ChatRequest],
+    sampling: SamplingParams,
+    n_runs: int,
+) -> PartitionJudgments:
+    """Every request answered ``n_runs`` times by ``entry``'s judge, through the judgment cache.
+
+    Imported judgments are re-read from their file every time (an in-memory cache); every other
+    backend shares the persistent cache, so a re-run sends only what is missing.
+    """
+    the_judge = judge.build(entry)
+    imported = entry.backend == "import"
+    cache = JudgmentCache(":memory:") if imported else judgment_cache.open()
+    started = time.perf_counter()
+    try:
+        completions = judge_incrementally(
+            the_judge,
+            entry.name,
+            requests,
+            sampling,
+            n_runs,
+            cache,
+            batch_size=default_batch_size(entry),
+            log=context.log,
+        )
+    finally:
+        cache.close()
+        the_judge.close()
+    http: dict[str, int] = {}
+    requests_sent = getattr(the_judge, "requests_sent", None)
+    if requests_sent is not None:
+        http = {"http_requests": int(requests_sent), "http_retries": int(getattr(the_judge, "retries", 0))}
+    return PartitionJudgments(
+        completions=completions,
+        backend=the_judge.backend,
+        elapsed_s=time.perf_counter() - started,
+        cache_location="none (import)" if imported else judgment_cache.location(),
+        http=http,
+    )
+
+
+def judging_metadata(
+    entry: ModelEntry,
+    judged: PartitionJudgments,
+    table: pd.DataFrame,
+    sampling: SamplingParams,
+    scope_text: str,
+) -> dict[str, Any]:
+    """The metadata every judged partition carries (``table`` has ``is_valid`` and ``raw_output``)."""
+    invalid = int((~table["is_valid"]).sum())
+    metadata: dict[str, Any] = {
+        "dagster/row_count": len(table),
+        "backend": entry.backend,
+        "is_baseline": entry.is_baseline,
+        "model_id": entry.model_id or "",
+        "scope": scope_text,
+        "sampling": dg.MetadataValue.json({**sampling.as_dict(), "key": sampling.key()}),
+        "completions_sent": judged.sent,
+        "completions_from_cache": len(judged.completions) - judged.sent,
+        "invalid": invalid,
+        "invalid_share": float(invalid / len(table)) if len(table) else 0.0,
+        "elapsed_s": round(judged.elapsed_s, 3),
+        "cache": judged.cache_location,
+        **judged.http,
+    }
+    if invalid:
+        examples = table.loc[~table["is_valid"], "raw_output"].head(5).astype(str).tolist()
+        metadata["invalid_examples"] = dg.MetadataValue.json(json.loads(json.dumps(examples)))
+    return metadata

@@ -1,0 +1,234 @@
+"""The model registry: which judges exist, how they run, and which studies they take part in.
+
+The registry is a TOML file with one ``[[models]]`` table per judge. Each entry's ``name`` is the
+key of its partition in the ``judge_models`` dynamic partitions. Validation is strict (unknown
+fields are errors) so that a typo in a registry edit is reported with the entry and the field
+instead of silently changing an experiment.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+Study = Literal["argument_quality", "political"]
+Backend = Literal["vllm", "openai", "import", "llama_cpp", "random", "longer-wins"]
+Dimension = Literal["logic", "rhetoric", "dialectic"]
+Strategy = Literal["zero", "few", "cot"]
+
+#: Every backend name, from the one ``Backend`` literal.
+BACKENDS: tuple[Backend, ...] = get_args(Backend)
+BASELINE_BACKENDS: frozenset[Backend] = frozenset({"random", "longer-wins"})
+DIMENSIONS: tuple[Dimension, ...] = ("logic", "rhetoric", "dialectic")
+STRATEGIES: tuple[Strategy, ...] = ("zero", "few", "cot")
+
+#: Path of the registry shipped with the project.
+DEFAULT_REGISTRY_PATH = Path(__file__).resolve().parents[2] / "data" / "models.toml"
+REGISTRY_ENV_VAR = "ARGASSETS_MODELS"
+
+_NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+
+
+class RegistryError(ValueError):
+    """A registry file that cannot be used; the message names the file, entry and field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Sampling(_Strict):
+    """Sampling overrides; ``None`` keeps the study's protocol default."""
+
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    seed: int | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+
+
+class Scope(_Strict):
+    """Restricts a judge to part of a study, for pilot runs and slow judges."""
+
+    topics: list[int] | None = None
+    dimensions: list[Dimension] | None = None
+    strategies: list[Strategy] | None = None
+    max_comparisons: int | None = Field(default=None, ge=1)
+    max_arguments: int | None = Field(default=None, ge=1)
+
+    def describe(self) -> str:
+        """A short human-readable label of the scope ("full" when nothing is restricted)."""
+        parts = []
+        if self.topics is not None:
+            parts.append("topics=" + ",".join(str(t) for t in self.topics))
+        if self.dimensions is not None:
+            parts.append("dimensions=" + ",".join(self.dimensions))
+        if self.strategies is not None:
+            parts.append("strategies=" + ",".join(self.strategies))
+        if self.max_comparisons is not None:
+            parts.append(f"max_comparisons={self.max_comparisons}")
+        if self.max_arguments is not None:
+            parts.append(f"max_arguments={self.max_arguments}")
+        return "; ".join(parts) if parts else "full"
+
+
+class ModelEntry(_Strict):
+    """One judge of the registry."""
+
+    name: str
+    backend: Backend
+    studies: list[Study] = Field(min_length=1)
+    model_id: str | None = None
+    family: str | None = None
+    size_class: Literal["baseline", "tiny", "small", "medium", "large"] | None = None
+    #: Tensor-parallel size for vLLM, and the GPUs a run of this partition asks for.
+    gpus: int = Field(default=0, ge=0, le=64)
+    gpu_memory_utilization: float = Field(default=0.9, gt=0.0, le=1.0)
+    max_model_len: int | None = Field(default=None, ge=256)
+    sampling: Sampling = Sampling()
+    reasoning: bool = False
+    position_bias: bool = False
+    seed: int = 0
+    scope: Scope = Scope()
+    #: ``openai`` backend: names of the environment variables holding the endpoint and key.
+    base_url_env: str | None = None
+    api_key_env: str | None = None
+    max_concurrency: int = Field(default=8, ge=1, le=512)
+    #: ``import`` backend: file of judgments made elsewhere, and its format.
+    path: str | None = None
+    format: Literal["tidy", "published_tsv"] | None = None
+    #: ``llama_cpp`` backend: a GGUF file, or a Python package that ships one.
+    gguf_path: str | None = None
+    gguf_package: str | None = None
+    n_ctx: int = Field(default=2048, ge=256)
+    description: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_a_partition_key(cls, value: str) -> str:
+        if not _NAME_PATTERN.match(value):
+            raise ValueError(
+                "must be 1-64 characters of lowercase letters, digits, '.', '_' or '-', starting with a letter or digit"
+            )
+        return value
+
+    @field_validator("studies")
+    @classmethod
+    def _studies_unique(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("lists a study twice")
+        return value
+
+    @model_validator(mode="after")
+    def _backend_requirements(self) -> ModelEntry:
+        if self.backend in ("vllm", "openai") and not self.model_id:
+            raise ValueError(f"backend '{self.backend}' needs 'model_id'")
+        if self.backend == "vllm" and self.gpus < 1:
+            raise ValueError("backend 'vllm' needs 'gpus' >= 1 (the tensor-parallel size)")
+        if self.backend == "import" and not self.path:
+            raise ValueError("backend 'import' needs 'path'")
+        if self.backend == "llama_cpp" and not (self.gguf_path or self.gguf_package):
+            raise ValueError("backend 'llama_cpp' needs 'gguf_path' or 'gguf_package'")
+        return self
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.backend in BASELINE_BACKENDS
+
+    def takes_part_in(self, study: Study) -> bool:
+        return study in self.studies
+
+    def import_file(self, data_root: Path | None) -> Path:
+        """The file of an ``import`` entry: an absolute ``path`` as is, a relative one below the
+        published-data folder (``$ARGASSETS_DATA_DIR``, default ``../shared/data``).
+
+        The one rule for relative paths in the registry, whatever the format and the study.
+        """
+        path = Path(self.path or "")
+        if path.is_absolute():
+            return path
+        if data_root is None:
+            raise FileNotFoundError(
+                f"model '{self.name}': relative path '{self.path}' resolves against the published-data folder, "
+                "but none is configured (set ARGASSETS_DATA_DIR)"
+            )
+        return data_root / path
+
+
+class ModelRegistry(_Strict):
+    """All judges, in file order, with unique names."""
+
+    models: list[ModelEntry]
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> ModelRegistry:
+        seen: set[str] = set()
+        for entry in self.models:
+            if entry.name in seen:
+                raise ValueError(f"model name '{entry.name}' is used twice")
+            seen.add(entry.name)
+        return self
+
+    @property
+    def names(self) -> list[str]:
+        return [entry.name for entry in self.models]
+
+    def get(self, name: str) -> ModelEntry:
+        for entry in self.models:
+            if entry.name == name:
+                return entry
+        raise KeyError(f"no model named '{name}' in the registry (known: {', '.join(self.names)})")
+
+    def for_study(self, study: Study) -> list[ModelEntry]:
+        return [entry for entry in self.models if entry.takes_part_in(study)]
+
+
+def registry_path(path: str | os.PathLike[str] | None = None) -> Path:
+    """The registry file to use: an explicit path, else ``$ARGASSETS_MODELS``, else the shipped one."""
+    if path:
+        return Path(path)
+    from_env = os.environ.get(REGISTRY_ENV_VAR)
+    return Path(from_env) if from_env else DEFAULT_REGISTRY_PATH
+
+
+def _describe_error(source: str, raw_models: list[Any], error: dict[str, Any]) -> str:
+    location = list(error.get("loc", ()))
+    where = source
+    if len(location) >= 2 and location[0] == "models" and isinstance(location[1], int):
+        index = location[1]
+        name = raw_models[index].get("name") if isinstance(raw_models[index], dict) else None
+        where += f": entry #{index + 1}" + (f" ('{name}')" if name else "")
+        location = location[2:]
+    field = ".".join(str(part) for part in location)
+    message = error.get("msg", "invalid")
+    return f"{where}: field '{field}': {message}" if field else f"{where}: {message}"
+
+
+def parse_registry(data: dict[str, Any], source: str = "<registry>") -> ModelRegistry:
+    """Validate an already-parsed TOML document; errors name the source, entry and field."""
+    raw_models = data.get("models")
+    if not isinstance(raw_models, list) or not raw_models:
+        raise RegistryError(f"{source}: no [[models]] entries")
+    try:
+        return ModelRegistry.model_validate({"models": raw_models})
+    except ValidationError as exc:
+        lines = [_describe_error(source, raw_models, error) for error in exc.errors()]
+        raise RegistryError("invalid model registry:\n" + "\n".join(lines)) from None
+
+
+def load_registry(path: str | os.PathLike[str] | None = None) -> ModelRegistry:
+    """Read and validate the registry file (see :func:`registry_path`)."""
+    resolved = registry_path(path)
+    try:
+        text = resolved.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RegistryError(f"{resolved}: model registry file not found") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RegistryError(f"{resolved}: not valid TOML: {exc}") from None
+    return parse_registry(data, str(resolved))

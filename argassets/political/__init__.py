@@ -1,0 +1,1 @@
+"""Study B, political positions on QT30: its knowledge base, science (plain functions) and assets."""

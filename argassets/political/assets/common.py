@@ -1,0 +1,28 @@
+"""Helpers shared by Study B's assets."""
+
+import pandas as pd
+
+from argassets.platform.registry import ModelRegistry
+
+
+def _storable(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text columns as pandas strings, so DuckDB types them VARCHAR even when empty or all null."""
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object:
+            out[column] = out[column].astype("string")
+    return out
+
+
+def _kind(system: str, registry: ModelRegistry | None) -> str:
+    if registry is not None:
+        try:
+            if registry.get(system).is_baseline:
+                return "baseline"
+        except KeyError:
+            pass
+    return "model"
+
+
+def _published_tsv_systems(registry: ModelRegistry) -> set[str]:
+    return {e.name for e in registry.models if e.backend == "import" and e.format == "published_tsv"}

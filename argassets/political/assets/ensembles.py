@@ -1,0 +1,115 @@
+"""Study B's per-model statistics and ensembles."""
+
+import dagster as dg
+import pandas as pd
+
+from argassets.platform.presentation import markdown_table
+from argassets.platform.registry import ModelRegistry
+from argassets.political.assets.common import _published_tsv_systems, _storable
+from argassets.political.ensembles import ENSEMBLES, ensemble_membership, members_of, pool_ensemble
+from argassets.political.model_stats import model_stats
+from resources.registry import ModelRegistryResource
+
+
+@dg.asset(group_name="aggregation", kinds={"duckdb", "pandas"})
+def political_model_stats(political_predictions: pd.DataFrame) -> dg.Output[pd.DataFrame]:
+    """Per argument and model: valid scores, mean, variance, std, NA count and probability of NA."""
+    stats = model_stats(political_predictions)
+    per_model = (
+        stats.groupby("system")
+        .agg(
+            arguments=("argument_id", "size"),
+            na=("na_count", "sum"),
+            invalid=("invalid_count", "sum"),
+            repetitions=("n_repetitions", "sum"),
+            mean_prob_na=("prob_na", "mean"),
+        )
+        .reset_index()
+        if len(stats)
+        else pd.DataFrame()
+    )
+    return dg.Output(
+        _storable(stats),
+        metadata={"dagster/row_count": len(stats), "models": dg.MetadataValue.md(markdown_table(per_model))},
+    )
+
+
+def _membership(stats: pd.DataFrame, registry: ModelRegistry) -> list:
+    reasoning = {e.name: e.reasoning for e in registry.models}
+    excluded: dict[str, str] = {}
+    published = _published_tsv_systems(registry)
+    for system in stats["system"].unique() if len(stats) else []:
+        try:
+            entry = registry.get(system)
+        except KeyError:
+            excluded[system] = "no longer in the registry"
+            continue
+        if entry.is_baseline:
+            excluded[system] = "baseline"
+        elif system in published:
+            excluded[system] = "published import keyed by the paper's KB index, not by this KB's arguments"
+    return ensemble_membership(stats, reasoning, excluded)
+
+
+def _membership_frame(members: list) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "system": m.system,
+                "reasoning": m.reasoning,
+                "n_scores": m.n_scores,
+                "n_na": m.n_na,
+                "n_invalid": m.n_invalid,
+                "eligible": m.eligible,
+                "E1": m.in_e1,
+                "E2": m.in_e2,
+                "E3": m.in_e3,
+                "note": m.note,
+            }
+            for m in members
+        ],
+        columns=["system", "reasoning", "n_scores", "n_na", "n_invalid", "eligible", "E1", "E2", "E3", "note"],
+    )
+
+
+@dg.asset(group_name="aggregation", kinds={"duckdb", "pandas"})
+def political_ensemble_members(
+    registry: ModelRegistryResource, political_model_stats: pd.DataFrame
+) -> dg.Output[pd.DataFrame]:
+    """Which models form E1 (all), E2 (registry reasoning flag) and E3 (NA answers outnumber valid scores)."""
+    frame = _membership_frame(_membership(political_model_stats, registry.load()))
+    return dg.Output(
+        _storable(frame),
+        metadata={"dagster/row_count": len(frame), "membership": dg.MetadataValue.md(markdown_table(frame))},
+    )
+
+
+def ensemble_table(stats: pd.DataFrame, registry: ModelRegistry) -> tuple[pd.DataFrame, list, dict[str, list[str]]]:
+    """E1, E2 and E3 pooled per argument, the membership, and the member names per ensemble."""
+    members = _membership(stats, registry)
+    frames = []
+    listed = {}
+    for ensemble in ENSEMBLES:
+        names = members_of(members, ensemble)
+        listed[ensemble] = names
+        pooled = pool_ensemble(stats, names, ensemble)
+        if len(pooled):
+            frames.append(pooled)
+    table = pd.concat(frames, ignore_index=True) if frames else pool_ensemble(stats, [], "E1")
+    return table, members, listed
+
+
+@dg.asset(group_name="aggregation", kinds={"duckdb", "pandas"})
+def political_ensembles(
+    registry: ModelRegistryResource, political_model_stats: pd.DataFrame
+) -> dg.Output[pd.DataFrame]:
+    """E1, E2 and E3 per argument, pooled over their members' repetitions (scores concatenated, NA counts added)."""
+    table, members, listed = ensemble_table(political_model_stats, registry.load())
+    return dg.Output(
+        _storable(table),
+        metadata={
+            "dagster/row_count": len(table),
+            "members": dg.MetadataValue.json(listed),
+            "membership": dg.MetadataValue.md(markdown_table(_membership_frame(members))),
+        },
+    )

@@ -1,0 +1,93 @@
+"""Study B's predictions: one partition per judge model."""
+
+from collections.abc import Iterator
+
+import dagster as dg
+import pandas as pd
+
+from argassets.platform.partition_judging import judge_partition, judging_metadata, outside_study
+from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions
+from argassets.political.predictions import (
+    build_requests,
+    describe_scope,
+    political_sampling,
+    prediction_table,
+    published_prediction_table,
+    scope_arguments,
+)
+from argassets.political.prompts import N_REPETITIONS
+from argassets.political.published import published_tsv_to_predictions, read_published_tsv
+from resources.data import PublishedDataResource
+from resources.judges import JudgeResource, JudgmentCacheResource
+from resources.registry import ModelRegistryResource
+
+STUDY = "political"
+
+
+@dg.asset(
+    partitions_def=judge_models_partitions,
+    metadata=PARTITION_METADATA,
+    group_name="judgments",
+    kinds={"duckdb", "pandas"},
+    pool="gpu",
+    output_required=False,
+)
+def political_predictions(
+    context: dg.AssetExecutionContext,
+    registry: ModelRegistryResource,
+    judge: JudgeResource,
+    judgment_cache: JudgmentCacheResource,
+    data: PublishedDataResource,
+    political_prompts: pd.DataFrame,
+    political_study_items: pd.DataFrame,
+) -> Iterator[dg.Output[pd.DataFrame]]:
+    """Five left-right scores (0-100, NA or invalid) per KB argument from one judge model."""
+    name = context.partition_key
+    entry = registry.entry(name)
+    if outside_study(context, entry, STUDY):
+        return
+    scope_text = describe_scope(entry.scope)
+
+    if entry.backend == "import" and entry.format == "published_tsv":
+        path = entry.import_file(data.root())
+        published = read_published_tsv(path)
+        expanded = published_tsv_to_predictions(published, name, N_REPETITIONS)
+        if entry.scope.max_arguments is not None:
+            expanded = expanded[expanded["published_index"] < entry.scope.max_arguments]
+        table = published_prediction_table(expanded, scope_text if scope_text != "full" else "full (published KB)")
+        out_of_range = int((table["raw_output"].str.fullmatch(r"-?\d+") & ~table["is_valid"]).sum())
+        yield dg.Output(
+            table,
+            metadata={
+                "dagster/row_count": len(table),
+                "backend": "import (published_tsv)",
+                "file": str(path),
+                "arguments": int(table["argument_id"].nunique()),
+                "keys": "paper:<nodeID>; nodeID indexes the paper's KB and cannot be mapped to this KB by "
+                "position (see docs/political.md); study items link through prediction_index",
+                "na": int(table["is_na"].sum()),
+                "invalid": int((~table["is_valid"]).sum()),
+                "out_of_range_published_values": out_of_range,
+            },
+        )
+        return
+
+    sampling = political_sampling(entry)
+    priority = political_study_items.sort_values(
+        "study", key=lambda s: s.map({"pairwise": 0, "pointwise": 1}), kind="stable"
+    )
+    prompts = scope_arguments(political_prompts, priority["argument_id"].dropna().tolist(), entry.scope.max_arguments)
+    requests = build_requests(prompts)
+    context.log.info(f"{name}: {len(requests)} arguments in scope ({scope_text}) x {N_REPETITIONS} repetitions")
+    judged = judge_partition(context, entry, judge, judgment_cache, requests, sampling, N_REPETITIONS)
+    table = prediction_table(judged.completions, name, sampling, judged.backend, entry.is_baseline, scope_text)
+    metadata = judging_metadata(entry, judged, table, sampling, scope_text)
+    metadata.update(
+        {
+            "repetitions": N_REPETITIONS,
+            "arguments_in_scope": len(prompts),
+            "scores": int((table["is_valid"] & ~table["is_na"]).sum()),
+            "na": int(table["is_na"].sum()),
+        }
+    )
+    yield dg.Output(table, metadata=metadata)

@@ -1,0 +1,80 @@
+"""Pointwise validation: does a system's probability of NA say whether an argument is political?"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import krippendorff
+import numpy as np
+import pandas as pd
+from sklearn.metrics import balanced_accuracy_score, f1_score, precision_score, recall_score
+
+#: A system predicts "political" when its probability of NA is strictly below this.
+NA_THRESHOLD = 0.5
+
+#: Pointwise partitions: name -> ``n_type`` values.
+POINTWISE_PARTITIONS: dict[str, tuple[str, ...]] = {
+    "full": ("low", "mid", "high"),
+    "confident": ("low", "high"),
+    "ambiguous": ("mid",),
+}
+
+
+def predicts_political(prob_na: np.ndarray | Sequence[float]) -> np.ndarray:
+    """NA threshold rule: political when the probability of NA is strictly below 0.5."""
+    return np.asarray(prob_na, dtype=float) < NA_THRESHOLD
+
+
+def nominal_alpha(reliability_data: np.ndarray) -> float:
+    """Nominal Krippendorff alpha (raters x items, NaN = missing); NaN when undefined.
+
+    Alpha is undefined when the pooled values hold a single category (no expected disagreement);
+    then NaN is returned rather than an error.
+    """
+    data = np.asarray(reliability_data, dtype=float)
+    values = data[~np.isnan(data)]
+    if values.size == 0 or np.unique(values).size < 2:
+        return math.nan
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+
+
+def pointwise_metrics(gold: np.ndarray | Sequence[int], predicted: np.ndarray | Sequence[int]) -> dict[str, float]:
+    """Agreement of binary political predictions with the human majority.
+
+    Parameters
+    ----------
+    gold
+        Human majority, 1 = political.
+    predicted
+        System prediction, 1 = political (see :func:`predicts_political`).
+
+    Returns
+    -------
+    dict
+        ``macro_f1``, ``micro_f1`` (= accuracy for one binary label), ``precision`` and ``recall``
+        of the political class (0 when there is no positive prediction / gold), balanced accuracy,
+        ``alpha_nominal`` (system and majority as two raters), ``n``.
+    """
+    y = np.asarray(gold, dtype=int)
+    p = np.asarray(predicted, dtype=int)
+    if y.shape != p.shape:
+        raise ValueError(f"gold and predictions differ in length ({y.size} vs {p.size})")
+    if y.size == 0:
+        return {
+            k: math.nan for k in ("macro_f1", "micro_f1", "precision", "recall", "balanced_accuracy", "alpha_nominal")
+        } | {"n": 0}
+    return {
+        "macro_f1": float(f1_score(y, p, average="macro")),
+        "micro_f1": float(f1_score(y, p, average="micro")),
+        "precision": float(precision_score(y, p, pos_label=1, zero_division=0)),
+        "recall": float(recall_score(y, p, pos_label=1, zero_division=0)),
+        "balanced_accuracy": float(balanced_accuracy_score(y, p)) if np.unique(y).size > 1 else math.nan,
+        "alpha_nominal": nominal_alpha(np.vstack([y, p])),
+        "n": int(y.size),
+    }
+
+
+def pointwise_partitions(n_type: pd.Series) -> dict[str, np.ndarray]:
+    """Boolean masks of the pointwise partitions (full 1,000 / confident 800 / ambiguous 200)."""
+    return {name: n_type.isin(types).to_numpy() for name, types in POINTWISE_PARTITIONS.items()}

@@ -1,0 +1,148 @@
+"""Asset checks: argument_quality (Study A corpora and judgments).
+
+Each check tests one property and reports its counts in the metadata. Checks on the corpus are
+blocking: nothing downstream should run on comparisons that break the protocol's data facts.
+"""
+
+import os
+
+import dagster as dg
+import pandas as pd
+
+from argassets.argument_quality.comparison_graph import comparison_components, cross_topic_comparisons, self_comparisons
+from argassets.argument_quality.judgments import (
+    N_RUNS,
+    completeness,
+    expected_items,
+    label_problems,
+    orders_for,
+    scope_prompts,
+)
+from argassets.platform.partitions import judge_models_partitions
+from resources.registry import ModelRegistryResource
+
+#: Environment variable overriding the default bound on the share of invalid judgments.
+MAX_INVALID_SHARE_ENV_VAR = "ARGASSETS_MAX_INVALID_SHARE"
+DEFAULT_MAX_INVALID_SHARE = 0.01
+
+
+def _examples(frame: pd.DataFrame, columns: list[str], n: int = 5) -> dg.MetadataValue:
+    return dg.MetadataValue.json(frame[columns].head(n).astype(str).to_dict(orient="records"))
+
+
+# --- Expert comparisons ---------------------------------------------------------------------------
+
+
+@dg.asset_check(asset="webis_expert_comparisons", blocking=True)
+def webis_expert_comparisons_no_self_comparison(webis_expert_comparisons: pd.DataFrame) -> dg.AssetCheckResult:
+    """No comparison pits an argument against itself."""
+    bad = self_comparisons(webis_expert_comparisons)
+    metadata = {"self_comparisons": len(bad)}
+    if len(bad):
+        metadata["examples"] = _examples(bad, ["comparison_id", "discussion_id_a", "argument_id_a"])
+    return dg.AssetCheckResult(passed=bad.empty, metadata=metadata)
+
+
+@dg.asset_check(
+    asset="webis_expert_comparisons",
+    blocking=True,
+    additional_ins={"webis_arguments": dg.AssetIn("webis_arguments")},
+)
+def webis_expert_comparisons_same_topic(
+    webis_expert_comparisons: pd.DataFrame, webis_arguments: pd.DataFrame
+) -> dg.AssetCheckResult:
+    """Both arguments of every comparison belong to the comparison's topic (no comparison across topics)."""
+    bad = cross_topic_comparisons(webis_expert_comparisons, webis_arguments)
+    metadata = {"cross_topic_comparisons": len(bad), "comparisons": len(webis_expert_comparisons)}
+    if len(bad):
+        metadata["examples"] = _examples(
+            bad, ["comparison_id", "topic_id", "discussion_id_a", "argument_id_a", "discussion_id_b", "argument_id_b"]
+        )
+    return dg.AssetCheckResult(passed=bad.empty, metadata=metadata)
+
+
+@dg.asset_check(asset="webis_expert_comparisons")
+def webis_expert_comparisons_connected(webis_expert_comparisons: pd.DataFrame) -> dg.AssetCheckResult:
+    """The expert comparison graph of every topic and dimension is connected (one component)."""
+    components = comparison_components(webis_expert_comparisons)
+    split = components[components["components"] != 1]
+    lines = ["| topic | dimension | arguments | comparisons | components | largest component |"]
+    lines.append("|---:|---|---:|---:|---:|---:|")
+    for row in components.itertuples(index=False):
+        lines.append(
+            f"| {row.topic_id} | {row.dimension} | {row.arguments} | {row.comparisons} | "
+            f"{row.components} | {row.largest_component} |"
+        )
+    return dg.AssetCheckResult(
+        passed=split.empty,
+        metadata={
+            "graphs": len(components),
+            "disconnected_graphs": len(split),
+            "max_components": int(components["components"].max()) if len(components) else 0,
+            "components": dg.MetadataValue.md("\n".join(lines)),
+        },
+    )
+
+
+# --- Judgments ------------------------------------------------------------------------------------
+
+
+class LabelValidityConfig(dg.Config):
+    """Bound on the share of unparseable judgments (default ``$ARGASSETS_MAX_INVALID_SHARE`` or 1%)."""
+
+    max_invalid_share: float | None = None
+
+
+@dg.asset_check(asset="aq_judgments", partitions_def=judge_models_partitions)
+def aq_judgments_label_validity(config: LabelValidityConfig, aq_judgments: pd.DataFrame) -> dg.AssetCheckResult:
+    """Labels are only A/B/Tie (null exactly when invalid) and the invalid share stays below the bound."""
+    bound = config.max_invalid_share
+    if bound is None:
+        bound = float(os.environ.get(MAX_INVALID_SHARE_ENV_VAR, DEFAULT_MAX_INVALID_SHARE))
+    problems = label_problems(aq_judgments)
+    rows = len(aq_judgments)
+    share = problems["invalid"] / rows if rows else 0.0
+    passed = (
+        problems["bad_label"] == 0
+        and problems["bad_presented_label"] == 0
+        and problems["validity_mismatch"] == 0
+        and share <= bound
+    )
+    metadata = {**problems, "rows": rows, "invalid_share": share, "max_invalid_share": bound}
+    if problems["invalid"]:
+        metadata["invalid_examples"] = _examples(
+            aq_judgments[~aq_judgments["is_valid"]], ["comparison_id", "strategy", "order", "run", "raw_output"]
+        )
+    return dg.AssetCheckResult(passed=passed, metadata=metadata)
+
+
+@dg.asset_check(
+    asset="aq_judgments",
+    partitions_def=judge_models_partitions,
+    additional_ins={"aq_prompts": dg.AssetIn("aq_prompts")},
+)
+def aq_judgments_complete(
+    context: dg.AssetCheckExecutionContext,
+    registry: ModelRegistryResource,
+    aq_judgments: pd.DataFrame,
+    aq_prompts: pd.DataFrame,
+) -> dg.AssetCheckResult:
+    """Every in-scope comparison x dimension x strategy (x order) x run is present exactly once."""
+    entry = registry.entry(context.partition_key)
+    if entry.takes_part_in("argument_quality"):
+        orders = orders_for(entry)
+        expected = expected_items(scope_prompts(aq_prompts, entry.scope), orders, N_RUNS)
+    else:
+        orders = ()
+        expected = expected_items(aq_prompts.iloc[0:0], (), N_RUNS)
+    counts = completeness(aq_judgments, expected)
+    passed = counts["missing"] == 0 and counts["duplicated"] == 0 and counts["unexpected"] == 0
+    return dg.AssetCheckResult(
+        passed=passed,
+        metadata={
+            **counts,
+            "scope": entry.scope.describe(),
+            "orders": ", ".join(orders) or "none",
+            "runs": N_RUNS,
+        },
+    )

@@ -1,0 +1,282 @@
+"""The aggregation and report assets and their checks, through Dagster.
+
+Fast: on the invented sample corpus with baseline judges (one judged in both orders, one with a
+restricted scope, one removed from the registry after judging). Slow: the shipped baseline judges
+over the full real corpus produce every report asset.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pandas as pd
+import pytest
+
+import asset_checks.argument_quality.reports as aq_checks
+from argassets.argument_quality.assets import aggregation, corpora, judgments, prompts, reports
+from argassets.platform.paths import SAMPLE_DATA_DIR
+from resources.corpora import WebisSourceResource
+from resources.data import PublishedDataResource
+from resources.judges import JudgeResource, JudgmentCacheResource
+from resources.registry import ModelRegistryResource
+from resources.storage import duckdb_io_manager
+
+UPSTREAM = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts]
+MINE = [
+    aggregation.aq_majority_votes,
+    aggregation.aq_expert_bt_scores,
+    aggregation.aq_bt_scores,
+    reports.aq_agreement_report,
+    reports.aq_cross_model_report,
+    reports.aq_variability_report,
+    reports.aq_ensemble,
+    reports.aq_position_bias,
+]
+CHECKS = list(dg.load_asset_checks_from_modules([aq_checks]))
+REPORT_TABLES = [
+    "aq_majority_votes",
+    "aq_expert_bt_scores",
+    "aq_bt_scores",
+    "aq_agreement_report",
+    "aq_cross_model_report",
+    "aq_variability_report",
+    "aq_ensemble",
+    "aq_position_bias",
+]
+
+ENTRIES = {
+    "random": '[[models]]\nname = "random"\nbackend = "random"\nstudies = ["argument_quality"]\nseed = 5\n',
+    "longer-pb": '[[models]]\nname = "longer-pb"\nbackend = "longer-wins"\nstudies = ["argument_quality"]\nposition_bias = true\n',
+    "scoped": (
+        '[[models]]\nname = "scoped"\nbackend = "random"\nstudies = ["argument_quality"]\n'
+        'scope = { topics = [2, 3], dimensions = ["logic"], strategies = ["zero"], max_comparisons = 3 }\n'
+    ),
+    "retired": '[[models]]\nname = "retired"\nbackend = "random"\nstudies = ["argument_quality"]\nseed = 9\n',
+}
+
+
+def resources(database: Path, registry: Path, cache: Path, data_dir: Path | None) -> dict:
+    return {
+        "io_manager": duckdb_io_manager(str(database)),
+        "data": PublishedDataResource(data_dir=str(data_dir) if data_dir else None),
+        "webis_source": WebisSourceResource(url=""),
+        "registry": ModelRegistryResource(path=str(registry)),
+        "judge": JudgeResource(),
+        "judgment_cache": JudgmentCacheResource(path=str(cache)),
+    }
+
+
+def read(database: Path, table: str) -> pd.DataFrame:
+    with duckdb.connect(str(database), read_only=True) as con:
+        return con.execute(f"select * from {table}").df()
+
+
+def materialise_reports(res: dict, instance, run_config: dict | None = None):
+    return dg.materialize(
+        [*UPSTREAM, judgments.aq_judgments, *MINE, *CHECKS],
+        selection=dg.AssetSelection.assets(*MINE),
+        resources=res,
+        instance=instance,
+        run_config=dg.RunConfig(ops=run_config or {}),
+    )
+
+
+def metadata(result, asset: str) -> dict:
+    return {k: v.value for k, v in result.asset_materializations_for_node(asset)[0].metadata.items()}
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory: pytest.TempPathFactory):
+    folder = tmp_path_factory.mktemp("aq_reports")
+    database = folder / "argassets.duckdb"
+    registry = folder / "models.toml"
+    registry.write_text("\n".join(ENTRIES.values()))
+    res = resources(database, registry, folder / "cache.sqlite", SAMPLE_DATA_DIR)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ARGASSETS_DUCKDB", str(database))
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("judge_models", [*ENTRIES, "never-run"])
+        assert dg.materialize(UPSTREAM, resources=res, instance=instance).success
+        for name in ENTRIES:
+            assert dg.materialize(
+                [judgments.aq_judgments, *UPSTREAM],
+                selection=[judgments.aq_judgments],
+                partition_key=name,
+                resources=res,
+                instance=instance,
+            ).success
+        # "retired" leaves the registry; its judgments stay. "never-run" has no judgments at all.
+        registry.write_text("\n".join(v for k, v in ENTRIES.items() if k != "retired"))
+        result = materialise_reports(
+            res,
+            instance,
+            {
+                "aq_bt_scores": {"config": {"n_bootstrap": 30, "seed": 1}},
+                "aq_agreement_report": {"config": {"plot_configurations": ["random/few", "ghost/zero"]}},
+            },
+        )
+    mp.undo()
+    yield {"result": result, "database": database, "folder": folder}
+
+
+def test_every_asset_and_check_succeeds(sample_run):
+    result = sample_run["result"]
+    assert result.success
+    checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    assert set(checks) == {key.name for definition in CHECKS for key in definition.check_keys}
+    assert len(checks) == 10
+    failing = {name: e.metadata for name, e in checks.items() if not e.passed}
+    assert not failing
+
+
+def test_majority_votes_table(sample_run):
+    majority = read(sample_run["database"], "aq_majority_votes")
+    assert set(majority["model"]) == {"random", "longer-pb", "scoped", "retired"}
+    full = majority[majority["model"] == "random"]
+    assert len(full) == 105 * 3  # comparisons of the sample (all dimensions) x strategies
+    assert {"label_run0", "label_run1", "label_run2", "majority_label", "is_baseline", "scope"} <= set(majority.columns)
+    scoped = majority[majority["model"] == "scoped"]
+    assert set(scoped["strategy"]) == {"zero"} and set(scoped["dimension"]) == {"logic"}
+    assert len(scoped) <= 3
+    assert set(scoped["scope"]) == {"topics=2,3; dimensions=logic; strategies=zero; max_comparisons=3"}
+    # The swapped-order runs of longer-pb are not voted on.
+    assert len(majority[majority["model"] == "longer-pb"]) == 105 * 3
+
+
+def test_bt_tables(sample_run):
+    experts = read(sample_run["database"], "aq_expert_bt_scores")
+    assert {"dimension", "topic_id", "discussion_id", "argument_id", "bt_score", "bt_z", "published_z"} <= set(
+        experts.columns
+    )
+    scores = read(sample_run["database"], "aq_bt_scores")
+    assert {"model", "strategy", "dimension", "bt_z", "ci_low", "ci_high", "published_z", "component"} <= set(
+        scores.columns
+    )
+    full = scores[scores["model"] == "longer-pb"]
+    assert full["ci_low"].le(full["bt_z"] + 1e-9).mean() > 0.9
+    for _, part in scores.groupby(["model", "strategy", "dimension"]):
+        assert part["bt_z"].std(ddof=0) == pytest.approx(1.0, abs=1e-9) or len(part) == 1
+
+
+def test_agreement_report_table_and_metadata(sample_run):
+    report = read(sample_run["database"], "aq_agreement_report")
+    configurations = report[report["dimension"] != "mean"]
+    assert len(configurations) == 3 * 3 * 3 + 1  # three full judges, and the scoped one
+    assert report["is_best"].sum() == 4
+    retired = report[report["model"] == "retired"]
+    assert len(retired) == 12 and not retired["in_registry"].any() and retired["is_baseline"].all()
+    assert (report.loc[report["model"] == "scoped", "scope"] != "full").all()
+    meta = metadata(sample_run["result"], "aq_agreement_report")
+    assert meta["best_configuration"].startswith("longer-pb / ")
+    assert "| model" in meta["report"] and "not in registry" in meta["report"]
+    assert meta["plot_aq_agreement_heatmap"].startswith("![agreement heat map](data:image/png;base64,")
+    heat = Path(meta["plot_aq_agreement_heatmap_path"])
+    assert heat.is_file() and heat.read_bytes().startswith(b"\x89PNG")
+    assert heat.parent == sample_run["folder"] / "reports"
+    assert any(k.startswith("plot_aq_scores_random__few") for k in meta)  # requested
+    assert not any("ghost" in k for k in meta)  # unknown configuration: warned, not plotted
+
+
+def test_other_reports(sample_run):
+    database = sample_run["database"]
+    cross = read(database, "aq_cross_model_report")
+    assert len(cross) == len(read(database, "aq_agreement_report"))
+    variability = read(database, "aq_variability_report")
+    longer = variability[variability["model"] == "longer-pb"]
+    assert (longer["share_all_equal"] == 1.0).all()  # deterministic baseline
+    ensemble = read(database, "aq_ensemble")
+    assert set(ensemble["model"]) == {"ensemble:all-models"}  # only baselines have judgments
+    assert set(ensemble["members"]) == {"longer-pb,random,retired,scoped"}
+    bias = read(database, "aq_position_bias")
+    measured = bias[bias["measured"]]
+    assert set(measured["model"]) == {"longer-pb"}
+    # Longer wins is blind to the order: perfectly consistent, no first-position preference.
+    assert (measured["order_consistency"] == 1.0).all()
+    assert measured["first_position_share"].between(0.3, 0.7).all()
+    assert set(bias.loc[~bias["measured"], "model"]) == {"random", "scoped", "retired"}
+    for asset in ("aq_cross_model_report", "aq_variability_report", "aq_ensemble", "aq_position_bias"):
+        assert "| model" in metadata(sample_run["result"], asset)["report"]
+
+
+def test_bt_check_fails_and_names_components_when_a_graph_is_split(tmp_path: Path):
+    scores = pd.DataFrame(
+        {
+            "model": "m",
+            "strategy": "zero",
+            "dimension": "logic",
+            "topic_id": 4,
+            "discussion_id": [1, 2, 3, 4],
+            "argument_id": 1,
+            "bt_z": 0.0,
+            "component": [0, 0, 1, 1],
+        }
+    )
+    majority = pd.DataFrame({"model": ["m"], "strategy": ["zero"], "dimension": ["logic"], "scope": ["full"]})
+    result = aq_checks.aq_bt_scores_connected(aq_bt_scores=scores, aq_majority_votes=majority)
+    assert not result.passed and result.severity == dg.AssetCheckSeverity.ERROR
+    assert "#1: 3/1, 4/1" in result.metadata["components"].value
+    scoped = aq_checks.aq_bt_scores_connected(aq_bt_scores=scores, aq_majority_votes=majority.assign(scope="topics=4"))
+    assert not scoped.passed and scoped.severity == dg.AssetCheckSeverity.WARN
+
+
+def test_rows_and_ranges_checks_fail_on_bad_reports():
+    majority = pd.DataFrame({"model": ["m", "m"], "strategy": ["zero", "zero"], "dimension": ["logic", "rhetoric"]})
+    report = pd.DataFrame(
+        {"model": ["m", "m"], "strategy": ["zero", "zero"], "dimension": ["logic", "mean"], "pearson": [0.5, 1.2]}
+    )
+    rows = aq_checks.aq_agreement_report_rows(aq_agreement_report=report, aq_majority_votes=majority)
+    assert not rows.passed and rows.metadata["missing_rows"].value == 1
+    ranges = aq_checks.aq_agreement_report_metric_ranges(aq_agreement_report=report)
+    assert not ranges.passed and ranges.metadata["violations"].value == 1
+
+
+def test_no_judgments_at_all_is_a_clear_failure():
+    empty = pd.DataFrame(columns=[c.strip('"') for c in aggregation.JUDGMENT_COLUMNS])
+    with pytest.raises(dg.Failure, match="no rows in any materialised partition"):
+        aggregation.aq_majority_votes(dg.build_asset_context(), empty)
+    frame = aggregation.judgments_frame(pd.DataFrame())  # no partition at all: no columns either
+    assert list(frame.columns) == [c.strip('"') for c in aggregation.JUDGMENT_COLUMNS]
+
+
+@pytest.mark.slow
+def test_baselines_over_the_full_real_corpus_produce_every_report(tmp_path: Path, shared_data_dir: Path, monkeypatch):
+    database = tmp_path / "argassets.duckdb"
+    monkeypatch.setenv("ARGASSETS_DUCKDB", str(database))
+    shipped = Path(__file__).resolve().parents[2] / "data" / "models.toml"
+    registry = tmp_path / "models.toml"
+    shutil.copy(shipped, registry)
+    res = resources(database, registry, tmp_path / "cache.sqlite", shared_data_dir)
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("judge_models", ["random", "longer-wins", "smollm2-135m"])
+        assert dg.materialize(UPSTREAM, resources=res, instance=instance).success
+        for name in ("random", "longer-wins"):
+            assert dg.materialize(
+                [judgments.aq_judgments, *UPSTREAM],
+                selection=[judgments.aq_judgments],
+                partition_key=name,
+                resources=res,
+                instance=instance,
+            ).success
+        result = materialise_reports(res, instance, {"aq_bt_scores": {"config": {"n_bootstrap": 20}}})
+    assert result.success
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert len(checks) == 10 and all(checks.values()), checks
+    tables = {name: read(database, name) for name in REPORT_TABLES}
+    assert len(tables["aq_majority_votes"]) == 2 * 3 * 3 * 13952
+    assert len(tables["aq_bt_scores"]) == 2 * 3 * 3 * 1269
+    report = tables["aq_agreement_report"]
+    assert len(report) == 2 * 3 * 4
+    means = report[report["dimension"] == "mean"].set_index(["model", "strategy"])
+    # Longer texts tend to be better arguments; a coin knows nothing.
+    assert (means.xs("longer-wins", level="model")["pearson"] > 0.5).all()
+    assert (means.xs("random", level="model")["pearson"].abs() < 0.05).all()
+    assert report.loc[report["is_best"], "model"].unique().tolist() == ["longer-wins"]
+    experts = tables["aq_expert_bt_scores"]
+    fit = experts.groupby("dimension").apply(lambda g: g["bt_z"].corr(g["published_z"]), include_groups=False)
+    assert (fit > 0.998).all()
+    assert set(tables["aq_ensemble"]["model"]) == {"ensemble:all-models"}
+    assert len(tables["aq_variability_report"]) == 24 and len(tables["aq_cross_model_report"]) == 24
+    assert not tables["aq_position_bias"]["measured"].any()  # smollm2 asks for it but was not judged here

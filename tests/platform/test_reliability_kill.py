@@ -1,0 +1,243 @@
+"""Kill a judgments run in the middle of its partition, run it again, and lose nothing.
+
+A real ``dagster asset materialize`` (or ``argassets materialize``) process judges the sample
+corpus through the ``openai`` backend against a local counting endpoint (``FakeFleet``). Once some
+batches are in the judgment cache and others are in flight, the process group gets SIGTERM, then
+SIGKILL if it is still alive (``dagster``), or SIGKILL straight away (``argassets``). Then:
+
+- the run history shows the killed run as failed (Dagster records the interrupt; a run killed
+  without a trace is marked by the next ``argassets`` command, which frees its pool slot);
+- the second run succeeds and sends exactly the completions the cache did not hold: nothing
+  cached is re-sent;
+- the partition's table holds every (comparison, dimension, strategy, order, run) exactly once;
+- the endpoint's key, set only in the environment, appears in no event, metadata, log or table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+from dagster._serdes import serialize_value
+
+from argassets.platform.judging import messages_sha256
+from tests.platform.test_deploy_fleet import FakeFleet
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+SAMPLE = ROOT / "data" / "sample"
+SECRET = "sk-argassets-SECRET-key-4242"
+MODEL = "fleet-judge"
+SEED = 100
+
+REGISTRY = f"""
+[[models]]
+name = "{MODEL}"
+backend = "openai"
+studies = ["argument_quality"]
+model_id = "fake/judge-7b"
+base_url_env = "FAKE_FLEET_URL"
+api_key_env = "FAKE_FLEET_KEY"
+max_concurrency = 2
+seed = {SEED}
+"""
+
+pytestmark = pytest.mark.slow
+
+
+def _cached(cache: Path) -> set[tuple[str, int]]:
+    if not cache.exists():
+        return set()
+    try:
+        with sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=5) as con:
+            return {
+                (sha, int(run))
+                for sha, run in con.execute("SELECT prompt_sha256, run FROM completions WHERE model = ?", (MODEL,))
+            }
+    except sqlite3.OperationalError:
+        return set()
+
+
+def _request_keys(fleet: FakeFleet) -> list[tuple[str, int]]:
+    with fleet.lock:
+        bodies = list(fleet.requests)
+    keys = []
+    for body in bodies:
+        system, user = (m["content"] for m in body["messages"])
+        keys.append((messages_sha256(system, user), int(body["seed"]) - SEED))
+    return keys
+
+
+MATERIALIZE = {
+    # Dagster's own command; SIGTERM first, as a job scheduler or Ctrl-C would.
+    "dagster": [
+        "dagster",
+        "asset",
+        "materialize",
+        "-m",
+        "argassets.definitions",
+        "--select",
+        "aq_judgments",
+        "--partition",
+        MODEL,
+    ],
+    # The project's command; killed with SIGKILL straight away (no chance to record anything).
+    "argassets": ["argassets", "materialize", MODEL, "--study", "argument_quality"],
+}
+
+
+def _materialize(env: dict[str, str], log: Path, cli: str) -> subprocess.Popen:
+    command = MATERIALIZE[cli]
+    return subprocess.Popen(
+        [str(BIN / command[0]), *command[1:]],
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("cli", "signals"),
+    [("dagster", (signal.SIGTERM, signal.SIGKILL)), ("argassets", (signal.SIGKILL,))],
+    ids=["dagster-cli-sigterm-then-sigkill", "argassets-cli-sigkill"],
+)
+def test_killed_judgments_run_resumes_without_loss_duplication_or_resending(
+    tmp_path: Path, cli: str, signals: tuple[signal.Signals, ...]
+) -> None:
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    # The local instance config: the judging step holds a slot of the "gpu" pool (limit 1), so a
+    # run killed without a trace would block the next one until it is marked failed.
+    shutil.copy(ROOT / "deploy" / "local" / "dagster.yaml", home / "dagster.yaml")
+    (tmp_path / "models.toml").write_text(REGISTRY, encoding="utf-8")
+    cache = tmp_path / "cache.sqlite"
+    database = tmp_path / "argassets.duckdb"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGASSETS_", "DAGSTER_"))}
+
+    with FakeFleet(api_key=SECRET, delay_s=0.03) as fleet:
+        env.update(
+            DAGSTER_HOME=str(home),
+            ARGASSETS_DUCKDB=str(database),
+            ARGASSETS_CACHE=str(cache),
+            ARGASSETS_DATA_DIR=str(SAMPLE),
+            ARGASSETS_MODELS=str(tmp_path / "models.toml"),
+            ARGASSETS_AUTOMATION="off",
+            FAKE_FLEET_URL=fleet.base_url,
+            FAKE_FLEET_KEY=SECRET,
+            PYTHONUNBUFFERED="1",
+        )
+        setup = subprocess.run(
+            [str(BIN / "argassets"), "partitions", "sync"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert setup.returncode == 0, setup.stderr
+        inputs = subprocess.run(
+            [
+                str(BIN / "dagster"),
+                "asset",
+                "materialize",
+                "-m",
+                "argassets.definitions",
+                "--select",
+                "webis_arguments,webis_expert_comparisons,aq_few_shot_examples,aq_prompts",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert inputs.returncode == 0, inputs.stdout[-2000:]
+
+        # 1. Start judging, wait until a few batches are cached and more requests are in flight.
+        first_log = tmp_path / "first.log"
+        process = _materialize(env, first_log, cli)
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline:
+            cached = _cached(cache)
+            if len(cached) >= 96 and len(fleet.requests) > len(cached):
+                break
+            assert process.poll() is None, "the run finished before it could be killed:\n" + first_log.read_text()
+            time.sleep(0.05)
+        else:
+            pytest.fail("the run never got going:\n" + first_log.read_text()[-3000:])
+        for sig in signals:
+            os.killpg(process.pid, sig)
+            try:
+                process.wait(timeout=20)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        else:
+            pytest.fail("the run survived SIGKILL")
+        time.sleep(1.0)  # let requests the server was still answering finish
+        cached_at_kill = _cached(cache)
+        sent_before = _request_keys(fleet)
+        assert 0 < len(cached_at_kill) < 945, "killed in the middle of the partition"
+
+        # 2. Run it again: it finishes, sending only what the cache lacks.
+        second_log = tmp_path / "second.log"
+        again = _materialize(env, second_log, cli)
+        assert again.wait(timeout=400) == 0, second_log.read_text()[-3000:]
+        sent_after = _request_keys(fleet)[len(sent_before) :]
+
+    with duckdb.connect(str(database), read_only=True) as con:
+        prompts = con.execute("SELECT count(*) FROM main.aq_prompts").fetchone()[0]
+        rows, distinct, valid = con.execute(
+            'SELECT count(*), count(DISTINCT (comparison_id, dimension, strategy, "order", run)), '
+            "sum(CASE WHEN is_valid THEN 1 ELSE 0 END) FROM main.aq_judgments WHERE judge_model = ?",
+            [MODEL],
+        ).fetchone()
+        table_text = json.dumps(con.execute("SELECT * FROM main.aq_judgments").df().astype(str).values.tolist())
+    expected = _cached(cache)
+    # Nothing lost, nothing duplicated: every prompt x 3 runs, once, all parsed.
+    assert rows == distinct == valid == prompts * 3
+    assert len(expected) == len({(sha, run) for sha, run in expected})
+    # Nothing cached was sent again; exactly the missing completions were.
+    assert not set(sent_after) & cached_at_kill
+    assert len(sent_after) == len(set(sent_after)) == len(expected) - len(cached_at_kill)
+    # At most the batch in flight at the kill was paid for twice.
+    assert len(set(sent_before) - cached_at_kill) <= 2 * 16 * 3
+
+    # The run history tells what happened.
+    os.environ["DAGSTER_HOME"] = str(home)
+    try:
+        with dg.DagsterInstance.get() as instance:
+            runs = [r for r in instance.get_runs() if r.tags.get("dagster/partition") == MODEL]
+            statuses = sorted(r.status.value for r in runs)
+            assert statuses == ["FAILURE", "SUCCESS"], statuses
+            failed = next(r for r in runs if r.status == dg.DagsterRunStatus.FAILURE)
+            [failure] = instance.all_logs(failed.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)
+            if cli == "argassets":
+                # Killed without a trace: the next `argassets` command found it and marked it.
+                assert "is gone (killed or crashed)" in failure.message
+                assert "marked failed: run " + failed.run_id in second_log.read_text()
+            # No pool slot is left behind by the killed run.
+            assert not instance.event_log_storage.get_concurrency_info("gpu").claimed_slots
+            # 3. The key never reached events, metadata or logs.
+            everything = [serialize_value(entry) for run in runs for entry in instance.all_logs(run.run_id)]
+            assert any("completions_sent" in text for text in everything), "metadata was searched"
+    finally:
+        os.environ.pop("DAGSTER_HOME", None)
+    assert not [text for text in everything if SECRET in text]
+    assert SECRET not in table_text
+    assert SECRET not in first_log.read_text() + second_log.read_text()
+    for path in home.rglob("*"):
+        if path.is_file() and path.suffix in (".out", ".err", ".log", ".txt", ".json"):
+            assert SECRET not in path.read_text(errors="replace"), path

@@ -1,0 +1,60 @@
+"""The nightly refresh schedule requests what is stale, and nothing else."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from sensors.schedules import nightly_refresh_schedule
+from tests.platform.test_sensors_registry import BASELINES, GPU_MODEL, Harness, _bootstrap
+
+K = dg.AssetKey
+
+
+def _tick(h: Harness):
+    context = dg.build_schedule_context(instance=h.instance, repository_def=h.defs.get_repository_def())
+    return nightly_refresh_schedule.evaluate_tick(context)
+
+
+def _requests(data) -> list[tuple[str | None, list[str]]]:
+    return [(r.partition_key, [k.to_user_string() for k in r.asset_selection]) for r in data.run_requests or []]
+
+
+def test_nothing_stale_is_a_skip(harness: Harness) -> None:
+    _bootstrap(harness)
+    data = _tick(harness)
+    assert not data.run_requests
+    assert data.skip_message == "nothing is stale"
+
+
+def test_a_refreshed_input_makes_partitions_stale_first_and_reports_after(harness: Harness) -> None:
+    h = harness
+    _bootstrap(h)
+    h.write(BASELINES + GPU_MODEL)  # a GPU model whose partition exists but never ran here
+    h.tick()
+    assert "llama-3.3-70b-instruct" in h.partitions()
+    h.execute(dg.RunRequest(asset_selection=[K("stub_corpus")]))  # e.g. a corrected corpus
+
+    first = _tick(h)
+    assert sorted(_requests(first)) == [
+        ("longer-wins", ["aq_judgments", "aq_majority_votes"]),
+        ("random", ["aq_judgments", "aq_majority_votes"]),
+    ], "judging re-runs where it runs here; the GPU model and the reports are not requested"
+    assert all(r.tags["argassets/purpose"] == "nightly-refresh" for r in first.run_requests)
+    assert all(r.tags["argassets/study"] == "argument_quality" for r in first.run_requests)
+    for request in first.run_requests:
+        h.execute(request)
+
+    second = _tick(h)
+    assert _requests(second) == [(None, ["aq_agreement_report"])]
+    h.execute(second.run_requests[0])
+    assert _tick(h).skip_message == "nothing is stale"
+
+
+def test_reports_that_never_ran_are_materialised_in_one_run(harness: Harness) -> None:
+    h = harness
+    _bootstrap(h, reports=False)  # partitions judged, automation never ran the reports
+    data = _tick(h)
+    [(partition, keys)] = _requests(data)
+    assert partition is None and sorted(keys) == ["aq_agreement_report", "political_model_stats"]
+    h.execute(data.run_requests[0])
+    assert sorted(h.stored("political_model_stats")["judge_model"]) == ["random"]
