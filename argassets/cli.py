@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from argassets.platform.partitions import JUDGE_MODELS
 from argassets.platform.paths import PROJECT_ROOT, resolve_data_dir
 from argassets.platform.registry import BASELINE_BACKENDS, ModelRegistry, RegistryError, load_registry
 
@@ -91,12 +92,11 @@ def sync_partitions(instance: Any, registry: ModelRegistry, dry_run: bool = Fals
     Returns the names ``added``, ``present`` and ``not_in_registry`` (partitions kept although
     their entry was removed).
     """
-    from argassets.platform.partitions import judge_models_partitions
 
-    existing = list(instance.get_dynamic_partitions(judge_models_partitions.name))
+    existing = list(instance.get_dynamic_partitions(JUDGE_MODELS))
     added = [name for name in registry.names if name not in existing]
     if added and not dry_run:
-        instance.add_dynamic_partitions(judge_models_partitions.name, added)
+        instance.add_dynamic_partitions(JUDGE_MODELS, added)
     return {
         "added": added,
         "present": [name for name in registry.names if name in existing],
@@ -118,11 +118,10 @@ def cmd_partitions_sync(args: argparse.Namespace) -> int:
 
 
 def cmd_partitions_list(args: argparse.Namespace) -> int:
-    from argassets.platform.partitions import judge_models_partitions
 
     instance = get_instance()
     registry = _registry()
-    for name in instance.get_dynamic_partitions(judge_models_partitions.name):
+    for name in instance.get_dynamic_partitions(JUDGE_MODELS):
         if name in registry.names:
             entry = registry.get(name)
             _print(f"{name}\t{entry.backend}\tgpus={entry.gpus}\t{','.join(entry.studies)}")
@@ -245,9 +244,8 @@ class Executor:
 
 
 def _select_partitions(registry: ModelRegistry, instance: Any, args: argparse.Namespace) -> list[str]:
-    from argassets.platform.partitions import judge_models_partitions
 
-    ordered = [n for n in instance.get_dynamic_partitions(judge_models_partitions.name) if n in registry.names]
+    ordered = [n for n in instance.get_dynamic_partitions(JUDGE_MODELS) if n in registry.names]
     if args.partitions:
         names = [p.strip() for p in args.partitions.split(",") if p.strip()]
     elif args.all:

@@ -36,7 +36,7 @@ from collections.abc import Mapping
 import dagster as dg
 
 from argassets.platform.automation import OperationsLayout, operations_layout
-from argassets.platform.partitions import judge_models_partitions
+from argassets.platform.partitions import JUDGE_MODELS, judge_models_partitions
 from argassets.platform.registry import BACKENDS, ModelRegistry, RegistryError, load_registry
 from argassets.platform.registry_diff import (
     CursorError,
@@ -189,6 +189,7 @@ def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | 
         previous = SensorCursor(state=None)
 
     instance = context.instance
+    assert context.repository_def is not None, "the sensor runs inside a code location"
     layout = operations_layout(context.repository_def.asset_graph)
     state = RegistryState.of(registry, previous.state)
     diff = diff_states(previous.state, state)
@@ -196,7 +197,7 @@ def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | 
     plan: WorkPlan = plan_registry_work(
         registry,
         diff,
-        existing_partitions=instance.get_dynamic_partitions(judge_models_partitions.name),
+        existing_partitions=instance.get_dynamic_partitions(JUDGE_MODELS),
         run_backends=backends,
         materialized=materialized,
         studies_available=set(layout.roots),

@@ -16,12 +16,12 @@ for failed runs, runs launched while the automation sensor was off, and re-mater
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Mapping, Sequence
 
 import dagster as dg
 
 from argassets.platform.automation import OperationsLayout, operations_layout, stale_keys
-from argassets.platform.partitions import judge_models_partitions
+from argassets.platform.partitions import JUDGE_MODELS
 from argassets.platform.registry import RegistryError, load_registry
 from sensors.registry_sensor import runnable_backends
 from sensors.run_tags import MODEL_TAG, STUDY_TAG, run_tags_for_entry
@@ -29,6 +29,8 @@ from sensors.settings import schedule_status
 
 NIGHTLY_CRON = "0 3 * * *"
 ALL_PARTITIONS = "*"
+#: An asset, or one partition of it (``None``: unpartitioned; ``ALL_PARTITIONS``: every one).
+Node = tuple[dg.AssetKey, str | None]
 
 
 def _latest_storage_id(instance: dg.DagsterInstance, key: dg.AssetKey, partition: str | None) -> int | None:
@@ -43,7 +45,7 @@ def plan_stale_runs(
     layout: OperationsLayout,
     instance: dg.DagsterInstance,
     partitions: list[str],
-    studies_of: dict[str, list[str]],
+    studies_of: Mapping[str, Sequence[str]],
     runnable: dict[str, bool],
 ) -> tuple[list[tuple[str, str, list[dg.AssetKey]]], list[dg.AssetKey]]:
     """Stale partition work and stale reports.
@@ -66,12 +68,12 @@ def plan_stale_runs(
     tuple
         ``[(partition, study, stale keys in order)]`` and the stale reports in order.
     """
-    parents: dict[Hashable, list[Hashable]] = {}
-    latest: dict[Hashable, int | None] = {}
-    targets: list[Hashable] = []
-    optional: set[Hashable] = set()
+    parents: dict[Node, list[Node]] = {}
+    latest: dict[Node, int | None] = {}
+    targets: list[Node] = []
+    optional: set[Node] = set()
 
-    def node_latest(node: tuple[dg.AssetKey, str | None]) -> None:
+    def node_latest(node: Node) -> None:
         if node not in latest:
             key, partition = node
             latest[node] = _latest_storage_id(instance, key, None if partition in (None, ALL_PARTITIONS) else partition)
@@ -84,12 +86,12 @@ def plan_stale_runs(
             if not runnable.get(partition, False):
                 chain = chain[1:]
             for key in chain:
-                node = (key, partition)
-                node_parents = []
+                node: Node = (key, partition)
+                node_parents: list[Node] = []
                 for parent in layout.parents.get(key, ()):
-                    parent_node = (parent, partition if parent in layout.judge_partitioned else None)
-                    node_parents.append(parent_node)
-                    node_latest(parent_node)
+                    upstream: Node = (parent, partition if parent in layout.judge_partitioned else None)
+                    node_parents.append(upstream)
+                    node_latest(upstream)
                 parents[node] = node_parents
                 node_latest(node)
                 targets.append(node)
@@ -98,7 +100,7 @@ def plan_stale_runs(
         node_parents = []
         for parent in layout.parents.get(key, ()):
             if parent in layout.judge_partitioned:
-                parent_node = (parent, ALL_PARTITIONS)
+                parent_node: Node = (parent, ALL_PARTITIONS)
                 optional.add(parent_node)
             else:
                 parent_node = (parent, None)
@@ -109,19 +111,21 @@ def plan_stale_runs(
         targets.append(node)
     # Partition nodes come first; a stale partition makes every report above it stale too.
     for report in [t for t in targets if t[1] is None]:
-        for parent in list(parents[report]):
-            if parent[1] == ALL_PARTITIONS:
-                partition_nodes = [t for t in targets if t[1] not in (None, ALL_PARTITIONS) and t[0] == parent[0]]
+        for report_parent in list(parents[report]):
+            if report_parent[1] == ALL_PARTITIONS:
+                partition_nodes = [
+                    t for t in targets if t[1] not in (None, ALL_PARTITIONS) and t[0] == report_parent[0]
+                ]
                 parents[report].extend(partition_nodes)
                 optional.update(partition_nodes)
     chosen = stale_keys(parents, latest, targets, optional_parents=optional)
     partition_runs: dict[tuple[str, str], list[dg.AssetKey]] = {}
     for study, _root in layout.roots.items():
         study_keys = set(layout.study_selection(study))
-        for key, partition in chosen:
-            if partition is not None and key in study_keys:
-                partition_runs.setdefault((partition, study), []).append(key)
-    reports = [key for key, partition in chosen if partition is None]
+        for chosen_key, chosen_partition in chosen:
+            if chosen_partition is not None and chosen_key in study_keys:
+                partition_runs.setdefault((chosen_partition, study), []).append(chosen_key)
+    reports = [chosen_key for chosen_key, chosen_partition in chosen if chosen_partition is None]
     return [(p, s, keys) for (p, s), keys in partition_runs.items()], reports
 
 
@@ -134,7 +138,7 @@ def evaluate_nightly(context: dg.ScheduleEvaluationContext) -> list[dg.RunReques
         return dg.SkipReason(f"nightly refresh skipped: {exc}")
     layout = operations_layout(context.repository_def.asset_graph)
     instance = context.instance
-    existing = set(instance.get_dynamic_partitions(judge_models_partitions.name))
+    existing = set(instance.get_dynamic_partitions(JUDGE_MODELS))
     partitions = [name for name in registry.names if name in existing]
     studies_of = {name: list(registry.get(name).studies) for name in partitions}
     runnable = {name: registry.get(name).backend in backends for name in partitions}

@@ -219,15 +219,15 @@ def judgment_table(
     frame["is_baseline"] = bool(is_baseline)
     frame["scope"] = scope
     frame["judge_model"] = frame["judge_model"].astype(object)
-    for column in ("topic_id", "run", "max_tokens"):
-        frame[column] = frame[column].astype("int64")
+    for name in ("topic_id", "run", "max_tokens"):
+        frame[name] = frame[name].astype("int64")
     frame["seed"] = pd.array(frame["seed"], dtype="Int64")
     frame["latency_s"] = frame["latency_s"].astype("float64")
     frame["is_valid"] = frame["is_valid"].astype(bool)
     frame["is_baseline"] = frame["is_baseline"].astype(bool)
-    for column in ("requested_at", "completed_at"):
-        frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601")
-    for column in (
+    for name in ("requested_at", "completed_at"):
+        frame[name] = pd.to_datetime(frame[name], utc=True, format="ISO8601")
+    for name in (
         "comparison_id",
         "dimension",
         "strategy",
@@ -240,7 +240,7 @@ def judgment_table(
         "backend",
         "scope",
     ):
-        frame[column] = frame[column].astype(object)
+        frame[name] = frame[name].astype(object)
     return frame[list(AQ_JUDGMENT_COLUMNS)]
 
 

@@ -95,8 +95,8 @@ def synthetic_judgments(
                 code = np.where(presented_diff > judge.tie_band, 0, np.where(presented_diff < -judge.tie_band, 1, 2))
                 invalid = rng.random((m, n_runs)) < judge.invalid_rate
                 mapped = code if order == "ab" else np.where(code == 0, 1, np.where(code == 1, 0, 2))
-                presented_label = np.where(invalid, None, labels[code])
-                label = np.where(invalid, None, labels[mapped])
+                presented_label = np.where(invalid, np.array(None, dtype=object), labels[code])
+                label = np.where(invalid, np.array(None, dtype=object), labels[mapped])
                 frames.append(
                     pd.DataFrame(
                         {

@@ -316,9 +316,9 @@ def majority_votes(
             f"model {key[model_column]!r}, strategy {key['strategy']!r}, comparison "
             f"{key['comparison_id']!r} occurs twice"
         )
-    runs = np.full(n_keys * n_runs, MISSING, dtype=np.int8)
-    runs[slot] = codes
-    runs = runs.reshape(n_keys, n_runs)
+    flat = np.full(n_keys * n_runs, MISSING, dtype=np.int8)
+    flat[slot] = codes
+    runs = flat.reshape(n_keys, n_runs)
     topic = np.zeros(n_keys, dtype=np.int64)
     topic[inverse] = column("topic_id").astype(np.int64)
     out = uniques.set_axis(MAJORITY_KEY, axis=1)

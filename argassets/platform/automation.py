@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import dagster as dg
 
-from argassets.platform.partitions import judge_models_partitions
+from argassets.platform.partitions import JUDGE_MODELS
 
 #: The partitioned root asset of each study: the one that calls the judges.
 STUDY_ROOTS: dict[str, str] = {
@@ -44,10 +44,7 @@ K = TypeVar("K", bound=Hashable)
 
 def is_judge_partitioned(partitions_def: dg.PartitionsDefinition | None) -> bool:
     """True for the ``judge_models`` dynamic partitions (by name, so copies compare equal)."""
-    return (
-        isinstance(partitions_def, dg.DynamicPartitionsDefinition)
-        and partitions_def.name == judge_models_partitions.name
-    )
+    return isinstance(partitions_def, dg.DynamicPartitionsDefinition) and partitions_def.name == JUDGE_MODELS
 
 
 def partition_condition() -> dg.AutomationCondition:
@@ -183,7 +180,7 @@ def operations_layout(assets: Any) -> OperationsLayout:
         node = graph.get(key)
         return node.is_materializable and not (set(node.kinds) & EXTERNAL_KINDS)
 
-    def ordered(keys: Collection[dg.AssetKey]) -> tuple[dg.AssetKey, ...]:
+    def ordered(keys: Iterable[dg.AssetKey]) -> tuple[dg.AssetKey, ...]:
         return tuple(sorted((k for k in keys if k in position), key=position.__getitem__))
 
     roots: dict[str, dg.AssetKey] = {}

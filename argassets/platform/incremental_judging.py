@@ -28,7 +28,7 @@ def _emit(log: Log, message: str) -> None:
     if log is None:
         return
     if isinstance(log, logging.Logger) or hasattr(log, "info"):
-        log.info(message)  # type: ignore[union-attr]
+        log.info(message)
     else:
         log(message)
 

@@ -101,7 +101,8 @@ class JudgmentCache:
         return {"path": self.path, "timeout_s": self.timeout_s}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["path"], state["timeout_s"])
+        # A cache travels to worker processes as its location; each opens its own connection.
+        type(self).__init__(self, state["path"], state["timeout_s"])
 
     def lookup(self, model: str, sampling_key: str) -> dict[tuple[str, int], dict[str, Any]]:
         """Every stored completion of one model and sampling key, by ``(prompt_sha256, run)``."""

@@ -19,7 +19,7 @@ from argassets.platform.incremental_judging import judge_incrementally
 from argassets.platform.judges import default_batch_size
 from argassets.platform.judging import CachedCompletion, ChatRequest, SamplingParams
 from argassets.platform.judgment_cache import JudgmentCache
-from argassets.platform.registry import ModelEntry, Study
+from argassets.platform.registry import ModelEntry
 from resources.judges import JudgeResource, JudgmentCacheResource
 
 
@@ -39,7 +39,7 @@ class PartitionJudgments:
         return sum(not c.from_cache for c in self.completions)
 
 
-def outside_study(context: dg.AssetExecutionContext, entry: ModelEntry, study: Study) -> bool:
+def outside_study(context: dg.AssetExecutionContext, entry: ModelEntry, study: str) -> bool:
     """Whether ``entry`` takes no part in ``study``; such a partition is not materialised.
 
     The one policy of both studies: the asset yields nothing (``output_required=False``), so the

@@ -3,7 +3,8 @@
 import dagster as dg
 
 #: One partition per registry entry (``data/models.toml``); kept in step by the registry sensor.
-judge_models_partitions = dg.DynamicPartitionsDefinition(name="judge_models")
+JUDGE_MODELS = "judge_models"
+judge_models_partitions = dg.DynamicPartitionsDefinition(name=JUDGE_MODELS)
 
 #: Column that holds the partition key in every partitioned DuckDB table.
 PARTITION_COLUMN = "judge_model"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -139,7 +140,7 @@ class ModelEntry(_Strict):
     def is_baseline(self) -> bool:
         return self.backend in BASELINE_BACKENDS
 
-    def takes_part_in(self, study: Study) -> bool:
+    def takes_part_in(self, study: str) -> bool:
         return study in self.studies
 
     def import_file(self, data_root: Path | None) -> Path:
@@ -195,7 +196,7 @@ def registry_path(path: str | os.PathLike[str] | None = None) -> Path:
     return Path(from_env) if from_env else DEFAULT_REGISTRY_PATH
 
 
-def _describe_error(source: str, raw_models: list[Any], error: dict[str, Any]) -> str:
+def _describe_error(source: str, raw_models: list[Any], error: Mapping[str, Any]) -> str:
     location = list(error.get("loc", ()))
     where = source
     if len(location) >= 2 and location[0] == "models" and isinstance(location[1], int):

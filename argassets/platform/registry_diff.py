@@ -219,8 +219,8 @@ def plan_registry_work(
     diff: RegistryDiff,
     existing_partitions: Collection[str],
     run_backends: Collection[str],
-    materialized: Mapping[Study, Collection[str]],
-    studies_available: Collection[Study],
+    materialized: Mapping[str, Collection[str]],
+    studies_available: Collection[str],
     first_tick: bool,
 ) -> WorkPlan:
     """Decide the partitions to add and the study runs to request for one registry diff.
@@ -326,7 +326,7 @@ class SensorCursor:
             raise CursorError(f"registry sensor cursor has an unknown layout (expected version {CURSOR_VERSION})")
         state = RegistryState.from_cursor(_canonical_json(data["state"])) if data["state"] else None
         try:
-            pending = tuple(PlannedRun(str(p), s, str(r)) for p, s, r in data["pending"])  # type: ignore[arg-type]
+            pending = tuple(PlannedRun(str(p), s, str(r)) for p, s, r in data["pending"])
         except (TypeError, ValueError):
             raise CursorError("registry sensor cursor: 'pending' must hold [partition, study, reason]") from None
         return cls(state=state, pending=pending)

@@ -127,7 +127,8 @@ def assign_episodes(corpus: Corpus, min_cluster: int = 10, min_distinct_labels: 
     # annotation order, so the nodes of one episode's annotation session have neighbouring ids),
     # else by nodeset number
     def key(name: str) -> int:
-        return position[name] if position.get(name) is not None else nodeset_number(name)
+        known = position.get(name)
+        return known if known is not None else nodeset_number(name)
 
     anchors = sorted((key(n), n) for n in assigned)
     numbers = [a for a, _ in anchors]

@@ -101,7 +101,7 @@ def match_study_items(
             return found[0], "locution", 1
         return None, "unmatched", 0
 
-    rows = []
+    rows: list[tuple[str, str, str | None, str, int, int | None]] = []
     if pairwise_items is not None:
         for meta_id, locution, proposition, speaker, index in zip(
             pairwise_items["meta_id"],

@@ -5,6 +5,7 @@ blocking: nothing downstream should run on comparisons that break the protocol's
 """
 
 import os
+from typing import Any
 
 import dagster as dg
 import pandas as pd
@@ -37,7 +38,7 @@ def _examples(frame: pd.DataFrame, columns: list[str], n: int = 5) -> dg.Metadat
 def webis_expert_comparisons_no_self_comparison(webis_expert_comparisons: pd.DataFrame) -> dg.AssetCheckResult:
     """No comparison pits an argument against itself."""
     bad = self_comparisons(webis_expert_comparisons)
-    metadata = {"self_comparisons": len(bad)}
+    metadata: dict[str, Any] = {"self_comparisons": len(bad)}
     if len(bad):
         metadata["examples"] = _examples(bad, ["comparison_id", "discussion_id_a", "argument_id_a"])
     return dg.AssetCheckResult(passed=bad.empty, metadata=metadata)
@@ -53,7 +54,7 @@ def webis_expert_comparisons_same_topic(
 ) -> dg.AssetCheckResult:
     """Both arguments of every comparison belong to the comparison's topic (no comparison across topics)."""
     bad = cross_topic_comparisons(webis_expert_comparisons, webis_arguments)
-    metadata = {"cross_topic_comparisons": len(bad), "comparisons": len(webis_expert_comparisons)}
+    metadata: dict[str, Any] = {"cross_topic_comparisons": len(bad), "comparisons": len(webis_expert_comparisons)}
     if len(bad):
         metadata["examples"] = _examples(
             bad, ["comparison_id", "topic_id", "discussion_id_a", "argument_id_a", "discussion_id_b", "argument_id_b"]
@@ -108,7 +109,7 @@ def aq_judgments_label_validity(config: LabelValidityConfig, aq_judgments: pd.Da
         and problems["validity_mismatch"] == 0
         and share <= bound
     )
-    metadata = {**problems, "rows": rows, "invalid_share": share, "max_invalid_share": bound}
+    metadata: dict[str, Any] = {**problems, "rows": rows, "invalid_share": share, "max_invalid_share": bound}
     if problems["invalid"]:
         metadata["invalid_examples"] = _examples(
             aq_judgments[~aq_judgments["is_valid"]], ["comparison_id", "strategy", "order", "run", "raw_output"]

@@ -6,6 +6,8 @@
 - Report rows: one row per configuration present in ``aq_majority_votes`` (plus the mean rows).
 """
 
+from typing import Any
+
 import dagster as dg
 import pandas as pd
 
@@ -25,7 +27,7 @@ def _connected_result(scores: pd.DataFrame, group_columns: list[str]) -> dg.Asse
         return dg.AssetCheckResult(passed=True, metadata={"graphs": 0, "disconnected_graphs": 0})
     split = disconnected_topics(scores, group_columns)
     cells = scores[[*group_columns, "topic_id"]].drop_duplicates() if len(scores) else scores
-    metadata: dict[str, object] = {"graphs": len(cells), "disconnected_graphs": len(split)}
+    metadata: dict[str, Any] = {"graphs": len(cells), "disconnected_graphs": len(split)}
     severity = dg.AssetCheckSeverity.ERROR
     if len(split):
         metadata["components"] = dg.MetadataValue.md(markdown_table(split))
@@ -57,7 +59,7 @@ def _ranges_result(report: pd.DataFrame) -> dg.AssetCheckResult:
     if report.empty:
         return dg.AssetCheckResult(passed=True, metadata={"rows": 0, "violations": 0})
     bad = metric_range_violations(report)
-    metadata: dict[str, object] = {"rows": len(report), "violations": len(bad)}
+    metadata: dict[str, Any] = {"rows": len(report), "violations": len(bad)}
     if len(bad):
         metadata["violating_values"] = dg.MetadataValue.md(markdown_table(bad, max_rows=50))
     return dg.AssetCheckResult(passed=bad.empty, metadata=metadata)
@@ -100,7 +102,7 @@ def _rows_result(report: pd.DataFrame, majority: pd.DataFrame) -> dg.AssetCheckR
         majority = pd.DataFrame({c: pd.Series(dtype="object") for c in CONFIG_COLUMNS})
     missing, extra = report_configuration_mismatch(report, majority)
     configurations = len(majority[CONFIG_COLUMNS].drop_duplicates()) if len(majority) else 0
-    metadata: dict[str, object] = {
+    metadata: dict[str, Any] = {
         "configurations_present": configurations,
         "report_rows": len(report),
         "mean_rows": int((report["dimension"] == MEAN_DIMENSION).sum()) if len(report) else 0,

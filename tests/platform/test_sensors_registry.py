@@ -18,7 +18,7 @@ import pytest
 from dagster._core.storage.dagster_run import DagsterRunStatus
 
 from argassets.platform.automation import with_automation
-from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions
+from argassets.platform.partitions import JUDGE_MODELS, PARTITION_METADATA, judge_models_partitions
 from resources.storage import duckdb_io_manager
 from sensors.registry_sensor import model_registry_sensor
 from sensors.run_tags import GPUS_TAG, K8S_CONFIG_TAG, POOL_TAG
@@ -199,7 +199,7 @@ class Harness:
             return connection.execute(f"SELECT * FROM main.{key}").df()
 
     def partitions(self) -> list[str]:
-        return list(self.instance.get_dynamic_partitions(judge_models_partitions.name))
+        return list(self.instance.get_dynamic_partitions(JUDGE_MODELS))
 
 
 @pytest.fixture()

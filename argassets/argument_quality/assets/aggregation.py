@@ -1,6 +1,6 @@
 """Assets: aggregation (majority votes over runs, Bradley-Terry scores of experts and LLM configurations)."""
 
-from typing import Literal
+from typing import Any, Literal
 
 import dagster as dg
 import numpy as np
@@ -116,7 +116,7 @@ def aq_expert_bt_scores(
     fit = expert_fit_summary(scores)
     split = disconnected_topics(scores, ["dimension"])
     context.log.info(f"expert BT ({settings.describe()}):\n{fit.to_string(index=False)}")
-    metadata = {
+    metadata: dict[str, Any] = {
         "dagster/row_count": len(scores),
         "settings": settings.describe(),
         "fit_to_published": dg.MetadataValue.md(markdown_table(fit, digits=4)),
@@ -169,7 +169,7 @@ def aq_bt_scores(
             f"{len(split)} (configuration, topic) comparison graphs are not connected; see the "
             "'components' metadata and the aq_bt_scores_connected check"
         )
-    metadata = {
+    metadata: dict[str, Any] = {
         "dagster/row_count": len(scores),
         "settings": settings.describe(),
         "bootstrap": f"{config.n_bootstrap} replicates, seed {config.seed}, {config.confidence:.0%} percentile intervals"

@@ -1,7 +1,7 @@
 """Assets: reports (Study A: agreement with experts, cross-model, variability, ensemble, position bias)."""
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import dagster as dg
 import pandas as pd
@@ -111,7 +111,7 @@ def aq_agreement_report(
     )
     best = best_configuration(report)
     folder = reports_folder(config.reports_dir)
-    metadata: dict[str, object] = {
+    metadata: dict[str, Any] = {
         "dagster/row_count": len(report),
         "reference": config.reference,
         "configurations": int((report["dimension"] != MEAN_DIMENSION).sum()),

@@ -40,9 +40,9 @@ def random_instance(schema: dict[str, Any], rng: random.Random) -> Any:
         high = int(schema.get("maximum", 100))
         return rng.randint(low, high)
     if kind == "number":
-        low = float(schema.get("minimum", 0.0))
-        high = float(schema.get("maximum", 100.0))
-        return rng.uniform(low, high)
+        low_f = float(schema.get("minimum", 0.0))
+        high_f = float(schema.get("maximum", 100.0))
+        return rng.uniform(low_f, high_f)
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "null":

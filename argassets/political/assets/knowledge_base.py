@@ -1,6 +1,7 @@
 """Assets: knowledge_base (QT30 AIF -> political KB -> ASPIC+/Dung -> Neo4j)."""
 
 from collections import Counter
+from typing import Any
 
 import dagster as dg
 import duckdb
@@ -50,7 +51,7 @@ def qt30_aif_tables(context: dg.AssetExecutionContext, config: AIFLoadConfig, da
     for path, reason in corpus.skipped:
         context.log.warning(f"skipped {path}: {reason}")
     per_episode = nodes.drop_duplicates("nodeset").groupby("episode").size().rename("nodesets").reset_index()
-    common = {
+    common: dict[str, Any] = {
         "files_read": corpus.files_seen,
         "distinct_nodesets": len(corpus.nodesets),
         "duplicate_files": sum(len(v) - 1 for v in corpus.duplicates.values()),

@@ -7,6 +7,7 @@ import pandas as pd
 
 from argassets.platform.partition_judging import judge_partition, judging_metadata, outside_study
 from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions
+from argassets.platform.registry import Study
 from argassets.political.predictions import (
     build_requests,
     describe_scope,
@@ -21,7 +22,7 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 
-STUDY = "political"
+STUDY: Study = "political"
 
 
 @dg.asset(

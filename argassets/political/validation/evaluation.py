@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -119,7 +120,7 @@ def evaluate_pairwise(
         ``human:right`` (each framing's ranking vs the aggregate; F1 with 3 votes per pair),
         ``baseline:random`` (all strengths equal) and ``baseline:worst`` (human strengths negated).
     """
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     histograms = {
         name: (kind, bin_histograms([list(s) if s is not None else [] for s in scores]), sum(1 for s in scores if s))
         for name, (kind, scores) in systems.items()
@@ -167,7 +168,7 @@ def interannotator_agreement(design: PairwiseDesign, votes: pd.DataFrame) -> pd.
 
     Returns ``statistic``, ``subset``, ``framing``, ``distinct_labels``, ``n_pairs``, ``value``.
     """
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     for subset in SUBSETS:
         _, left = design.human_ranks(subset, "left")
         _, right = design.human_ranks(subset, "right")
@@ -244,7 +245,7 @@ def evaluate_pointwise(
         if values.shape != gold.shape:
             raise ValueError(f"system {name!r}: {values.size} probabilities for {gold.size} items")
         predictions[name] = (kind, values, np.where(np.isnan(values), np.nan, predicts_political(values).astype(float)))
-    rows = []
+    rows: list[dict[str, Any]] = []
     blank = {k: math.nan for k in POINTWISE_COLUMNS[3:9]}
     for partition, mask in masks.items():
         for name, (kind, values, predicted) in predictions.items():

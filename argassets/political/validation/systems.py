@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,7 @@ def item_keys(matches: pd.DataFrame, study: str, meta_ids: Sequence[str]) -> lis
     return keys
 
 
-def system_item_values(stats: pd.DataFrame, keys: Sequence[Sequence[str]], column: str) -> dict[str, list[object]]:
+def system_item_values(stats: pd.DataFrame, keys: Sequence[Sequence[str]], column: str) -> dict[str, list[Any]]:
     """Per system of ``stats``, the value of ``column`` for each study item (``None`` if unscored).
 
     ``column`` is ``scores`` (returned as a list of floats) or ``prob_na``.
