@@ -8,6 +8,7 @@ from typing import Any
 import dagster as dg
 
 from argassets.platform.judges import build_judge
+from argassets.platform.judging import Judge
 from argassets.platform.judgment_cache import JudgmentCache, default_cache_path
 from argassets.platform.registry import ModelEntry
 from resources.corpora import WebisSourceResource
@@ -31,7 +32,7 @@ class JudgeResource(dg.ConfigurableResource):
     #: CPU threads of the llama.cpp backend (default: all cores).
     llama_threads: int | None = None
 
-    def build(self, entry: ModelEntry) -> Any:
+    def build(self, entry: ModelEntry) -> Judge:
         mode = self.openai_structured_output or os.environ.get(STRUCTURED_OUTPUT_ENV_VAR) or "json_schema"
         return build_judge(
             entry,
