@@ -13,6 +13,7 @@ import pytest
 
 import asset_checks.argument_quality.judgments as checks
 from argassets.argument_quality.assets import corpora, judgments, prompts
+from argassets.platform import partition_judging
 from argassets.platform.judges import LongerWinsJudge, RandomJudge
 from argassets.platform.judging import ChatRequest, Completion, SamplingParams, utc_now
 from argassets.platform.paths import SAMPLE_DATA_DIR
@@ -78,6 +79,9 @@ class FlakyJudge:
             raise RuntimeError("worker killed")
         return self.inner.complete(requests, sampling, runs)
 
+    def close(self) -> None:
+        self.inner.close()
+
 
 class GarbageJudge:
     """Answers prose on every third item: unparseable output."""
@@ -90,6 +94,9 @@ class GarbageJudge:
             [Completion("Both arguments are good." if i % 3 == 0 else "A", r, None, 0.0, now, now) for r in runs]
             for i, _ in enumerate(requests)
         ]
+
+    def close(self) -> None:
+        """Nothing to free."""
 
 
 class ScriptedJudgeResource(JudgeResource):
@@ -271,7 +278,7 @@ def test_scope_limits_what_is_judged(env):
 
 
 def test_interrupted_run_resumes_without_loss_or_duplicates(env, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(judgments, "default_batch_size", lambda entry: 100)  # 315 requests -> 4 batches
+    monkeypatch.setattr(partition_judging, "default_batch_size", lambda entry: 100)  # 315 requests -> 4 batches
     failed = run(env, "random", judge=ScriptedJudgeResource(mode="flaky", die_on_batch=3), raise_on_error=False)
     assert not failed.success
     assert CALLS == [100, 100, 100]
