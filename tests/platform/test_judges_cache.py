@@ -42,6 +42,9 @@ class CountingJudge:
             raise RuntimeError("killed mid-batch")
         return answers
 
+    def close(self) -> None:
+        """Nothing to free."""
+
 
 def _requests(n: int, prefix: str = "item") -> list[ChatRequest]:
     return [ChatRequest(f"{prefix}-{i}", "system", f"user {i}", choices=AQ_LABELS) for i in range(n)]
