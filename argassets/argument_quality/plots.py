@@ -86,7 +86,8 @@ def plot_longer_share(report: pd.DataFrame) -> bytes:
     """PNG: share of decisive verdicts to the longer argument, experts against each configuration.
 
     One panel per dimension and one over all three; one bar per (model, strategy), baselines
-    hatched; the experts' share as a dashed line (0.5, no preference, dotted).
+    hatched; the experts' share as a dashed line, and on each judge's own comparisons as a red tick
+    (0.5, no preference, dotted).
     """
     plt = pyplot()
     panels = [d for d in [*DIMENSIONS, ALL_DIMENSIONS] if d in set(report["dimension"])] or [ALL_DIMENSIONS]
@@ -106,6 +107,17 @@ def plot_longer_share(report: pd.DataFrame) -> bytes:
         }
         values = [lookup.get(key, (np.nan, False)) for key in labels]
         positions = np.arange(len(labels))
+        same = dict(zip(zip(part["model"], part["strategy"], strict=True), part["share_longer_experts"], strict=True))
+        # The experts on each judge's own comparisons (differs from the line for a restricted scope).
+        ax.scatter(
+            [same.get(key, np.nan) for key in labels],
+            positions,
+            marker="|",
+            s=120,
+            color="tab:red",
+            zorder=3,
+            label="experts, same comparisons",
+        )
         bars = ax.barh(positions, [v for v, _ in values], color="tab:blue", alpha=0.75)
         for bar, (_, is_baseline) in zip(bars, values, strict=True):
             if is_baseline:
