@@ -711,7 +711,7 @@ def length_bias_report(
             )
             theta = np.where(seen, fit.theta, np.nan)
             lc = _correlations(z_scores(theta), ref_z)
-            record = {
+            record: dict[str, object] = {
                 "dimension": dimension,
                 "share_longer": float(share[0]),
                 "share_longer_experts": float(e_share[0]),
@@ -739,7 +739,7 @@ def length_bias_report(
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             averaged = {c: float(np.nanmean(means[c].to_numpy(dtype=float))) for c in means.columns}
-        total = {
+        total: dict[str, object] = {
             "dimension": ALL_DIMENSIONS,
             "share_longer": pooled["n_longer"] / pooled["n_decisive"] if pooled["n_decisive"] else float("nan"),
             "share_longer_experts": (

@@ -669,9 +669,7 @@ def with_published(
         out["reproduced"] = np.where(mapped, out["reproduced"].fillna("unknown"), None)
         for column in ("metrics_reproduced", "metrics_compared"):
             counts = pd.to_numeric(out[column], errors="coerce").fillna(0).astype(np.int64)
-            out[column] = pd.array(
-                [int(c) if m else pd.NA for c, m in zip(counts, mapped, strict=True)], dtype="Int64"
-            )
+            out[column] = pd.array([int(c) if m else pd.NA for c, m in zip(counts, mapped, strict=True)], dtype="Int64")
     if published is not None and len(published):
         rows = published_report_rows(published, list(out.columns), {v: k for k, v in published_as.items()}, best=best)
         # Columns the paper does not give are left out of the concatenation and come back as NaN.

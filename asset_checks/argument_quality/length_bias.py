@@ -1,5 +1,7 @@
 """Asset checks: the length-bias report (a row set for the experts and every configuration, values in range)."""
 
+from typing import Any
+
 import dagster as dg
 import numpy as np
 import pandas as pd
@@ -18,7 +20,7 @@ def aq_length_bias_rows_and_ranges(
     """The experts and every configuration present have one row per dimension plus 'all'; shares, kappas, correlations in range."""
     configurations = aq_majority_votes[CONFIG_COLUMNS].drop_duplicates() if len(aq_majority_votes) else None
     problems = length_bias_problems(aq_length_bias, configurations)
-    metadata: dict[str, object] = {
+    metadata: dict[str, Any] = {
         "rows": len(aq_length_bias),
         "configurations": int(len(configurations)) if configurations is not None else 0,
         "problems": len(problems),

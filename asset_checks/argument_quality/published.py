@@ -1,5 +1,7 @@
 """Asset checks: the Study A paper's published rows (all there, exact, in range) in the reports."""
 
+from typing import Any
+
 import dagster as dg
 import pandas as pd
 
@@ -28,7 +30,7 @@ def _check(report: pd.DataFrame, data: PublishedDataResource, reference: str) ->
         ],
         ignore_index=True,
     )
-    metadata: dict[str, object] = {"published_configurations": len(published), "problems": len(problems)}
+    metadata: dict[str, Any] = {"published_configurations": len(published), "problems": len(problems)}
     if len(problems):
         metadata["problem_rows"] = dg.MetadataValue.md(markdown_table(problems, max_rows=50))
     return dg.AssetCheckResult(passed=problems.empty, metadata=metadata)

@@ -1,6 +1,6 @@
 """Assets: Study A's length bias (experts and every configuration), a report of the ``reports`` group."""
 
-from typing import Literal
+from typing import Any, Literal
 
 import dagster as dg
 import pandas as pd
@@ -69,7 +69,7 @@ def aq_length_bias(
         raise dg.Failure(description=str(exc)) from exc
     overall = report[report["dimension"] == ALL_DIMENSIONS]
     experts = overall[overall["kind"] == KIND_REFERENCE]
-    metadata: dict[str, object] = {
+    metadata: dict[str, Any] = {
         "dagster/row_count": len(report),
         "configurations": int((report["kind"] != KIND_REFERENCE).sum() // 4) if len(report) else 0,
         "experts_share_longer": float(experts["share_longer"].iloc[0]) if len(experts) else float("nan"),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import krippendorff
 import numpy as np
@@ -68,7 +69,7 @@ class Convention:
     name: str
     description: str
     reliability: Callable[[np.ndarray, np.ndarray, pd.DataFrame], np.ndarray]
-    level: str = "nominal"
+    level: Literal["nominal", "ordinal", "interval", "ratio"] = "nominal"
 
 
 def _political(prob_na: np.ndarray, rule: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
