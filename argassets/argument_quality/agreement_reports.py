@@ -204,8 +204,11 @@ def best_configuration(report: pd.DataFrame) -> tuple[str, str] | None:
     Ranked on the ``mean`` rows, among the first non-empty tier of: non-baseline models with full
     scope covering all three dimensions; any such complete configuration (baselines too); any
     configuration with a defined mean (if no mean is defined at all: the first configuration by
-    name). Ties are broken by model and strategy name.
+    name). Ties are broken by model and strategy name. Published rows (``kind = "published"``)
+    are never candidates.
     """
+    if "kind" in report.columns:
+        report = report[report["kind"] != "published"]
     if report.empty:
         return None
     means = report[report["dimension"] == MEAN_DIMENSION].copy()

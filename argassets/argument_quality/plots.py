@@ -1,4 +1,4 @@
-"""Study A's figures: BT scores against the experts, the agreement heat map."""
+"""Study A's figures: BT scores against the experts, the agreement heat map, the share to the longer argument."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pandas as pd
 
 from argassets.argument_quality.agreement import score_agreement
 from argassets.argument_quality.bt_scores import MEAN_DIMENSION
+from argassets.argument_quality.length_bias import ALL_DIMENSIONS, KIND_REFERENCE
 from argassets.platform.presentation import figure_png, pyplot
 from argassets.platform.registry import DIMENSIONS
 
@@ -77,5 +78,59 @@ def plot_agreement_heatmap(report: pd.DataFrame) -> bytes:
                 ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=7)
     fig.colorbar(image, ax=ax, shrink=0.8)
     ax.set_title("Agreement with experts (mean over dimensions; * = best)")
+    fig.tight_layout()
+    return figure_png(fig)
+
+
+def plot_longer_share(report: pd.DataFrame) -> bytes:
+    """PNG: share of decisive verdicts to the longer argument, experts against each configuration.
+
+    One panel per dimension and one over all three; one bar per (model, strategy), baselines
+    hatched; the experts' share as a dashed line, and on each judge's own comparisons as a red tick
+    (0.5, no preference, dotted).
+    """
+    plt = pyplot()
+    panels = [d for d in [*DIMENSIONS, ALL_DIMENSIONS] if d in set(report["dimension"])] or [ALL_DIMENSIONS]
+    judges = report[report["kind"] != KIND_REFERENCE]
+    labels = sorted(set(zip(judges["model"], judges["strategy"], strict=True)))
+    height = 0.32 * max(len(labels), 1) + 1.6
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), height), squeeze=False, sharey=True)
+    for j, dimension in enumerate(panels):
+        ax = axes[0, j]
+        part = report[report["dimension"] == dimension]
+        expert = part[part["kind"] == KIND_REFERENCE]["share_longer"]
+        lookup = {
+            (m, s): (v, b)
+            for m, s, v, b in zip(
+                part["model"], part["strategy"], part["share_longer"], part["is_baseline"], strict=True
+            )
+        }
+        values = [lookup.get(key, (np.nan, False)) for key in labels]
+        positions = np.arange(len(labels))
+        same = dict(zip(zip(part["model"], part["strategy"], strict=True), part["share_longer_experts"], strict=True))
+        # The experts on each judge's own comparisons (differs from the line for a restricted scope).
+        ax.scatter(
+            [same.get(key, np.nan) for key in labels],
+            positions,
+            marker="|",
+            s=120,
+            color="tab:red",
+            zorder=3,
+            label="experts, same comparisons",
+        )
+        bars = ax.barh(positions, [v for v, _ in values], color="tab:blue", alpha=0.75)
+        for bar, (_, is_baseline) in zip(bars, values, strict=True):
+            if is_baseline:
+                bar.set_hatch("//")
+                bar.set_color("tab:grey")
+        if len(expert) and np.isfinite(expert.iloc[0]):
+            ax.axvline(float(expert.iloc[0]), color="tab:red", ls="--", label=f"experts {float(expert.iloc[0]):.2f}")
+        ax.axvline(0.5, color="black", ls=":", lw=0.8)
+        ax.set_xlim(0, 1)
+        ax.set_title(dimension)
+        ax.set_xlabel("share to the longer argument")
+        ax.set_yticks(positions, [f"{m} / {s}" for m, s in labels], fontsize=7)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle("Decisive verdicts that go to the longer argument")
     fig.tight_layout()
     return figure_png(fig)

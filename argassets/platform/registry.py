@@ -107,6 +107,9 @@ class ModelEntry(_Strict):
     gguf_package: str | None = None
     n_ctx: int = Field(default=2048, ge=256)
     description: str | None = None
+    #: The model's name in a paper's published results (Study A: ``llama-70B-big``, ...); its
+    #: configurations are then reported beside the published ones, with deltas and ``reproduced``.
+    published_as: str | None = Field(default=None, min_length=1)
 
     @field_validator("name")
     @classmethod

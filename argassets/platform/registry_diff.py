@@ -42,8 +42,8 @@ __all__ = [
 
 #: Version of the cursor's JSON layout.
 CURSOR_VERSION = 1
-#: Fields that change no judgment; an edit of these alone is not a change of the entry.
-COSMETIC_FIELDS: frozenset[str] = frozenset({"description"})
+#: Fields that change no judgment (a description, a paper name); editing only these is no change of the entry.
+COSMETIC_FIELDS: frozenset[str] = frozenset({"description", "published_as"})
 
 
 class CursorError(ValueError):

@@ -1,5 +1,5 @@
-"""Study A's checks: judgments and reports."""
+"""Study A's checks: judgments, reports, the published rows in the reports, length bias."""
 
-from asset_checks.argument_quality import judgments, reports
+from asset_checks.argument_quality import judgments, length_bias, published, reports
 
-CHECK_MODULES = [judgments, reports]
+CHECK_MODULES = [judgments, reports, published, length_bias]

@@ -1,13 +1,12 @@
 """The aggregation and report assets and their checks, through Dagster.
 
 Fast: on the invented sample corpus with baseline judges (one judged in both orders, one with a
-restricted scope, one removed from the registry after judging). Slow: the shipped baseline judges
-over the full real corpus produce every report asset.
+restricted scope, one removed from the registry after judging). The shipped baseline judges over
+the full real corpus are in test_aq_paper_full.py (one run shared by its tests).
 """
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -239,44 +238,3 @@ def test_no_judgments_at_all_is_a_clear_failure():
         aggregation.aq_majority_votes(dg.build_asset_context(), empty)
     frame = aggregation.judgments_frame(pd.DataFrame())  # no partition at all: no columns either
     assert list(frame.columns) == [c.strip('"') for c in aggregation.JUDGMENT_COLUMNS]
-
-
-@pytest.mark.slow
-def test_baselines_over_the_full_real_corpus_produce_every_report(tmp_path: Path, shared_data_dir: Path, monkeypatch):
-    database = tmp_path / "argassets.duckdb"
-    monkeypatch.setenv("ARGASSETS_DUCKDB", str(database))
-    shipped = Path(__file__).resolve().parents[2] / "data" / "models.toml"
-    registry = tmp_path / "models.toml"
-    shutil.copy(shipped, registry)
-    res = resources(database, registry, tmp_path / "cache.sqlite", shared_data_dir)
-    with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", ["random", "longer-wins", "smollm2-135m"])
-        assert dg.materialize(UPSTREAM, resources=res, instance=instance).success
-        for name in ("random", "longer-wins"):
-            assert dg.materialize(
-                [judgments.aq_judgments, *UPSTREAM],
-                selection=[judgments.aq_judgments],
-                partition_key=name,
-                resources=res,
-                instance=instance,
-            ).success
-        result = materialise_reports(res, instance, {"aq_bt_scores": {"config": {"n_bootstrap": 20}}})
-    assert result.success
-    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-    assert len(checks) == 10 and all(checks.values()), checks
-    tables = {name: read(database, name) for name in REPORT_TABLES}
-    assert len(tables["aq_majority_votes"]) == 2 * 3 * 3 * 13952
-    assert len(tables["aq_bt_scores"]) == 2 * 3 * 3 * 1269
-    report = tables["aq_agreement_report"]
-    assert len(report) == 2 * 3 * 4
-    means = report[report["dimension"] == "mean"].set_index(["model", "strategy"])
-    # Longer texts tend to be better arguments; a coin knows nothing.
-    assert (means.xs("longer-wins", level="model")["pearson"] > 0.5).all()
-    assert (means.xs("random", level="model")["pearson"].abs() < 0.05).all()
-    assert report.loc[report["is_best"], "model"].unique().tolist() == ["longer-wins"]
-    experts = tables["aq_expert_bt_scores"]
-    fit = experts.groupby("dimension").apply(lambda g: g["bt_z"].corr(g["published_z"]), include_groups=False)
-    assert (fit > 0.998).all()
-    assert set(tables["aq_ensemble"]["model"]) == {"ensemble:all-models"}
-    assert len(tables["aq_variability_report"]) == 24 and len(tables["aq_cross_model_report"]) == 24
-    assert not tables["aq_position_bias"]["measured"].any()  # smollm2 asks for it but was not judged here

@@ -1,5 +1,5 @@
-"""Study A's assets, by stage: corpora, prompts, judgments, aggregation, reports."""
+"""Study A's assets, by stage: corpora, prompts, judgments, aggregation, reports (length bias among them)."""
 
-from argassets.argument_quality.assets import aggregation, corpora, judgments, prompts, reports
+from argassets.argument_quality.assets import aggregation, corpora, judgments, length_bias, prompts, reports
 
-ASSET_MODULES = [corpora, prompts, judgments, aggregation, reports]
+ASSET_MODULES = [corpora, prompts, judgments, aggregation, reports, length_bias]

@@ -13,13 +13,24 @@ from argassets.argument_quality.agreement_reports import (
     variability_report,
 )
 from argassets.argument_quality.assets.aggregation import JUDGMENTS_IN, BTConfig, judgments_frame
-from argassets.argument_quality.bt_scores import MEAN_DIMENSION
+from argassets.argument_quality.bt_scores import MEAN_DIMENSION, published_scores
 from argassets.argument_quality.configurations import ModelInfo, model_info
 from argassets.argument_quality.ensembles import ensemble_members, ensemble_report
 from argassets.argument_quality.plots import plot_agreement_heatmap, plot_scores_vs_experts
 from argassets.argument_quality.position_bias import position_bias_report
+from argassets.argument_quality.published import (
+    PUBLISHED_BEST,
+    PUBLISHED_FILES,
+    agreement_pairs,
+    metric_intervals,
+    published_model_names,
+    read_published_tables,
+    reproduction_markdown,
+    with_published,
+)
 from argassets.platform.paths import resolve_duckdb_path
 from argassets.platform.presentation import markdown_table, png_markdown
+from resources.data import PublishedDataResource
 from resources.registry import ModelRegistryResource
 
 CONFIG_KEYS = ["model", "strategy", "dimension"]
@@ -45,6 +56,9 @@ def _notes(report: pd.DataFrame) -> pd.Series:
     """A human label per row: baseline, not in the registry, restricted scope, best."""
     notes = []
     for row in report.itertuples(index=False):
+        if getattr(row, "kind", None) == "published":
+            notes.append("published")
+            continue
         parts = []
         if getattr(row, "is_best", False):
             parts.append("**best**")
@@ -68,6 +82,22 @@ def _report_markdown(report: pd.DataFrame, drop: list[str] | None = None, max_ro
     return markdown_table(shown, max_rows=max_rows)
 
 
+def published_table(
+    context: dg.AssetExecutionContext, data: PublishedDataResource, reference: str
+) -> pd.DataFrame | None:
+    """The paper's table against ``reference`` (``experts``/``best``), or ``None`` with a warning when absent."""
+    try:
+        tables = read_published_tables(data.root())
+    except ValueError as exc:
+        raise dg.Failure(description=str(exc)) from exc
+    if reference not in tables:
+        context.log.warning(
+            f"published Study A table {PUBLISHED_FILES[reference]!r} not found under the data folder "
+            f"({data.root()}): the report carries no published rows"
+        )
+    return tables.get(reference)
+
+
 def _png_metadata(folder: Path, name: str, png: bytes, title: str) -> dict[str, dg.MetadataValue]:
     path = folder / f"{name}.png"
     path.write_bytes(png)
@@ -86,6 +116,10 @@ class AgreementConfig(dg.Config):
     plot_configurations: list[str] = []
     #: Folder for the PNG files (default: ``reports/`` beside the DuckDB file).
     reports_dir: str | None = None
+    #: Bootstrap of the metrics of models with ``published_as`` (0: no intervals, ``reproduced`` unknown).
+    n_bootstrap: int = 200
+    seed: int = 20200705
+    confidence: float = 0.95
 
 
 @dg.asset(group_name="reports", kinds={"duckdb", "pandas"})
@@ -93,31 +127,55 @@ def aq_agreement_report(
     context: dg.AssetExecutionContext,
     config: AgreementConfig,
     registry: ModelRegistryResource,
+    data: PublishedDataResource,
     aq_bt_scores: pd.DataFrame,
     aq_majority_votes: pd.DataFrame,
     aq_expert_bt_scores: pd.DataFrame,
     webis_expert_comparisons: pd.DataFrame,
     webis_arguments: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
-    """LLM configurations against the experts: correlations and errors of BT scores, agreement of labels."""
+    """LLM configurations against the experts (BT score correlations and errors, label agreement), beside the paper's."""
     reference = None
     if config.reference == "expert_bt":
         reference = aq_expert_bt_scores[["dimension", "topic_id", "discussion_id", "argument_id", "bt_z"]].rename(
             columns={"bt_z": "published_z"}
         )
     info = _info(registry, aq_majority_votes)
-    report = agreement_report(
+    measured = agreement_report(
         aq_bt_scores, aq_majority_votes, webis_expert_comparisons, webis_arguments, info, reference=reference
     )
-    best = best_configuration(report)
+    best = best_configuration(measured)
+    published = published_table(context, data, "experts")
+    mapped = {name: paper for paper, name in published_model_names(registry.load()).items()}
+    present = [name for name in mapped if name in set(measured["model"])]
+    intervals = None
+    if present and config.n_bootstrap:
+        score_pairs, label_pairs = agreement_pairs(
+            aq_bt_scores,
+            aq_majority_votes,
+            webis_expert_comparisons,
+            reference if reference is not None else published_scores(webis_arguments),
+            present,
+        )
+        intervals = metric_intervals(
+            score_pairs, label_pairs, n_bootstrap=config.n_bootstrap, seed=config.seed, confidence=config.confidence
+        )
+    report, reproduction = with_published(measured, published, mapped, intervals)
     folder = reports_folder(config.reports_dir)
     metadata: dict[str, Any] = {
         "dagster/row_count": len(report),
         "reference": config.reference,
-        "configurations": int((report["dimension"] != MEAN_DIMENSION).sum()),
+        "configurations": int((measured["dimension"] != MEAN_DIMENSION).sum()),
+        "published_rows": int((report["kind"] == "published").sum()),
         "best_configuration": f"{best[0]} / {best[1]}" if best else "none",
         "report": dg.MetadataValue.md(_report_markdown(report)),
+        "reproduction": dg.MetadataValue.md(reproduction_markdown(reproduction, config.confidence)),
     }
+    if config.reference != "published" and published is not None:
+        context.log.warning(
+            "the published rows compare with the published expert z-scores; reference 'expert_bt' "
+            "makes the deltas and 'reproduced' compare different references"
+        )
     if best:
         top = report[
             (report["model"] == best[0]) & (report["strategy"] == best[1]) & (report["dimension"] == MEAN_DIMENSION)
@@ -148,19 +206,26 @@ def aq_agreement_report(
 
 @dg.asset(group_name="reports", kinds={"duckdb", "pandas"})
 def aq_cross_model_report(
+    context: dg.AssetExecutionContext,
     registry: ModelRegistryResource,
+    data: PublishedDataResource,
     aq_bt_scores: pd.DataFrame,
     aq_majority_votes: pd.DataFrame,
     aq_agreement_report: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
-    """Every configuration against the best one: the same metrics, on shared arguments and comparisons."""
+    """Every configuration against the best one (same metrics, shared arguments and comparisons), beside the paper's."""
     best = best_configuration(aq_agreement_report)
-    report = cross_model_report(aq_bt_scores, aq_majority_votes, best, _info(registry, aq_majority_votes))
+    measured = cross_model_report(aq_bt_scores, aq_majority_votes, best, _info(registry, aq_majority_votes))
+    published = published_table(context, data, "best")
+    mapped = {name: paper for paper, name in published_model_names(registry.load()).items()}
+    report, _ = with_published(measured, published, mapped, best=PUBLISHED_BEST, reproduce=False)
     return dg.Output(
         report,
         metadata={
             "dagster/row_count": len(report),
             "best_configuration": f"{best[0]} / {best[1]}" if best else "none",
+            "published_rows": int((report["kind"] == "published").sum()),
+            "published_best_configuration": f"published:{PUBLISHED_BEST[0]} / {PUBLISHED_BEST[1]}",
             "report": dg.MetadataValue.md(_report_markdown(report)),
         },
     )

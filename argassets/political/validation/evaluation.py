@@ -12,6 +12,8 @@ import pandas as pd
 
 from argassets.political.validation.design import distinct_label_shares
 from argassets.political.validation.pointwise import (
+    ANNOTATOR_COLUMNS,
+    agreement_partitions,
     nominal_alpha,
     pointwise_metrics,
     pointwise_partitions,
@@ -237,6 +239,8 @@ def evaluate_pointwise(
         crowd labels, inter-model rows the alpha among systems; their other metrics are NaN.
     """
     masks = pointwise_partitions(items["n_type"])
+    if all(c in items.columns for c in ANNOTATOR_COLUMNS):
+        masks |= agreement_partitions(items)  # the paper's unanimous (485) and 2-1 majority (515) items
     gold = items["judgements_maj"].to_numpy(dtype=int)
     labels = items[["a1_label", "a2_label", "a3_label"]].to_numpy(dtype=float).T
     predictions = {}

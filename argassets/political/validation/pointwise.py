@@ -13,7 +13,8 @@ from sklearn.metrics import balanced_accuracy_score, f1_score, precision_score, 
 #: A system predicts "political" when its probability of NA is strictly below this.
 NA_THRESHOLD = 0.5
 
-#: Pointwise partitions: name -> ``n_type`` values.
+#: Pointwise partitions by sampling bucket: name -> ``n_type`` values (the annotator-agreement
+#: partitions ``unanimous`` and ``majority`` come from :func:`agreement_partitions`).
 POINTWISE_PARTITIONS: dict[str, tuple[str, ...]] = {
     "full": ("low", "mid", "high"),
     "confident": ("low", "high"),
@@ -78,3 +79,28 @@ def pointwise_metrics(gold: np.ndarray | Sequence[int], predicted: np.ndarray | 
 def pointwise_partitions(n_type: pd.Series) -> dict[str, np.ndarray]:
     """Boolean masks of the pointwise partitions (full 1,000 / confident 800 / ambiguous 200)."""
     return {name: n_type.isin(types).to_numpy() for name, types in POINTWISE_PARTITIONS.items()}
+
+
+#: The annotators' labels of a pointwise item.
+ANNOTATOR_COLUMNS = ("a1_label", "a2_label", "a3_label")
+
+
+def agreement_partitions(items: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Items the three annotators labelled unanimously (``unanimous``) and 2-1 (``majority``).
+
+    Raises
+    ------
+    ValueError
+        A missing annotator column, or a label other than 0 or 1 (the message names the item).
+    """
+    missing = [c for c in ANNOTATOR_COLUMNS if c not in items.columns]
+    if missing:
+        raise ValueError(f"pointwise items: missing column(s) {', '.join(missing)}")
+    labels = items[list(ANNOTATOR_COLUMNS)].to_numpy(dtype=float)
+    bad = ~np.isin(labels, (0.0, 1.0)).all(axis=1)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        name = items["meta_id"].iat[row] if "meta_id" in items.columns else row
+        raise ValueError(f"pointwise item {name!r}: annotator labels must be 0 or 1, got {labels[row].tolist()}")
+    unanimous = labels.min(axis=1) == labels.max(axis=1)
+    return {"unanimous": unanimous, "majority": ~unanimous}
