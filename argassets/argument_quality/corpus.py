@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from argassets.platform.release_manifest import ReleaseIncomplete, WebisCounts, check_webis_counts, webis_counts_for
+
 #: Folder of the corpus inside a published-data folder.
 CORPUS_FOLDER = "webis-argquality20"
 
@@ -347,11 +349,32 @@ def load_comparisons(path: str | os.PathLike[str], dimension: str, arguments: pd
     )
 
 
-def load_corpus(files: WebisFiles) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Both tables, validated together: ``(webis_arguments, webis_expert_comparisons)``."""
+def load_corpus(files: WebisFiles, expected: WebisCounts | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Both tables, validated together: ``(webis_arguments, webis_expert_comparisons)``.
+
+    The row counts must be what the corpus promises (``expected``, default
+    :func:`~argassets.platform.release_manifest.webis_counts_for` the corpus folder: the release's
+    1,610 texts and 13,952 comparisons per dimension unless the folder states its own), so that a
+    file truncated at a line boundary fails, naming the file, instead of shrinking the study.
+    """
+    try:
+        if expected is None:
+            expected = webis_counts_for(files.arguments.parent.parent)
+    except ReleaseIncomplete as exc:
+        raise CorpusError(str(exc)) from None
     arguments = load_arguments(files.arguments)
-    comparisons = pd.concat(
-        [load_comparisons(files.comparisons[dim], dim, arguments) for dim in DIMENSIONS],
-        ignore_index=True,
-    )
+    try:
+        # The texts first: a truncated texts file would otherwise show up as unknown ids elsewhere.
+        check_webis_counts(expected, files.arguments, len(arguments), {}, {})
+        per_dimension = [load_comparisons(files.comparisons[dim], dim, arguments) for dim in DIMENSIONS]
+        check_webis_counts(
+            expected,
+            files.arguments,
+            None,
+            {d: files.comparisons[d] for d in DIMENSIONS},
+            {d: len(frame) for d, frame in zip(DIMENSIONS, per_dimension, strict=True)},
+        )
+    except ReleaseIncomplete as exc:
+        raise CorpusError(str(exc)) from None
+    comparisons = pd.concat(per_dimension, ignore_index=True)
     return arguments, comparisons

@@ -42,6 +42,7 @@ def ensure_sample_corpus() -> Path:
     Only the generator is tracked: the files carry the published release's names (the loader reads
     that layout), and files of those names in the repository would pass for copies of the corpus.
     """
-    if not (SAMPLE_DATA_DIR / "webis-argquality20" / "full" / "webis-argquality20-arguments.csv").is_file():
+    corpus = SAMPLE_DATA_DIR / "webis-argquality20"
+    if not ((corpus / "full" / "webis-argquality20-arguments.csv").is_file() and (corpus / "MANIFEST.json").is_file()):
         runpy.run_path(str(SAMPLE_DATA_DIR / "make_sample.py"), run_name="__main__")
     return SAMPLE_DATA_DIR

@@ -37,6 +37,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from argassets.platform.release_manifest import PUBLISHED_NODE_IDS, ReleaseIncomplete, check_node_ids
+
 PUBLISHED_TSV_COLUMNS = ("nodeID", "array_of_pol_pos", "mean", "var", "std", "NA_count", "prob_of_NA")
 
 #: Key of a published prediction row: the paper's KB index, never confused with our argument ids.
@@ -68,7 +70,7 @@ def _parse_int_list(text: str, where: str) -> list[int]:
     return value
 
 
-def read_published_tsv(path: str | Path) -> pd.DataFrame:
+def read_published_tsv(path: str | Path, expected_node_ids: range | None = PUBLISHED_NODE_IDS) -> pd.DataFrame:
     """Read one published per-model prediction file.
 
     Parameters
@@ -76,6 +78,10 @@ def read_published_tsv(path: str | Path) -> pd.DataFrame:
     path
         A ``political/predictions/*.tsv`` file (fields separated by a tab with optional spaces
         around it, in the header too).
+    expected_node_ids
+        The ``nodeID`` values the file must hold, each once and none missing (default: the release's
+        0..23,299, so a file truncated at a line boundary fails naming the file); ``None`` for
+        files that hold a subset (the ensembles).
 
     Returns
     -------
@@ -121,6 +127,11 @@ def read_published_tsv(path: str | Path) -> pd.DataFrame:
             raise ValueError(f"{where}: negative NA_count {na_count}")
         rows.append((node_id, scores, mean, var, std, na_count, prob_na))
     frame = pd.DataFrame(rows, columns=["node_id", "scores", "mean", "var", "std", "na_count", "prob_na"])
+    if expected_node_ids is not None:
+        try:
+            check_node_ids(frame["node_id"], path, expected_node_ids)
+        except ReleaseIncomplete as exc:
+            raise ValueError(str(exc)) from None
     return frame.sort_values("node_id").reset_index(drop=True)
 
 

@@ -8,6 +8,7 @@ Run `python data/sample/make_sample.py` to regenerate the CSV files.
 
 import csv
 import itertools
+import json
 import math
 from pathlib import Path
 
@@ -264,4 +265,12 @@ for dim, name in (("logic", "logical"), ("rhetoric", "rhetorical"), ("dialectic"
                 label = "Tie" if abs(diff) < 0.6 else ("A" if diff > 0 else "B")
                 w.writerow([first[0], first[1], second[0], second[1], label])
                 row += 1
+
+# What this corpus holds, so the loader checks it against the sample's counts, not the release's.
+manifest = {
+    "source": "invented sample corpus (data/sample)",
+    "texts": sum(len(rows) for rows in texts.values()),
+    "comparisons_per_dimension": row,
+}
+(root / "MANIFEST.json").write_text(json.dumps(manifest, indent=2) + "\n")
 print("ok")

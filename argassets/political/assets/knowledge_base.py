@@ -13,6 +13,7 @@ from argassets.political import aif, aspic, kb_counts
 from argassets.political import episodes as aif_episodes
 from argassets.political import knowledge_base as kb_graph
 from argassets.political import neo4j_export as nx
+from argassets.platform.release_manifest import QT30_MANIFEST, ReleaseIncomplete, check_file_manifest
 from resources.data import PublishedDataResource
 from resources.neo4j import Neo4jResource
 
@@ -26,6 +27,8 @@ class AIFLoadConfig(dg.Config):
 
     on_error: str = "fail"  # "fail": the first bad file fails the run; "skip": leave it out, list it
     corpus_folder: str = "qt30"  # below the published data folder
+    #: The release's nodeset files (names, sizes, SHA-256) the folder must hold; "" for another corpus.
+    manifest: str = str(QT30_MANIFEST)
 
 
 @dg.multi_asset(
@@ -45,6 +48,12 @@ class AIFLoadConfig(dg.Config):
 def qt30_aif_tables(context: dg.AssetExecutionContext, config: AIFLoadConfig, data: PublishedDataResource):
     """Parse every QT30 nodeset file into a nodes table and an edges table."""
     root = data.require(config.corpus_folder)
+    if config.manifest:
+        try:
+            checked = check_file_manifest(root, config.manifest)
+        except ReleaseIncomplete as exc:
+            raise dg.Failure(description=str(exc)) from exc
+        context.log.info(f"{root}: all {checked} nodeset files of the release manifest present and intact")
     corpus = aif.load_corpus(root, on_error=config.on_error)
     episodes = aif_episodes.assign_episodes(corpus)
     nodes, edges = kb_graph.corpus_tables(corpus, episodes)
