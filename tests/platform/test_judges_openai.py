@@ -150,11 +150,28 @@ def test_gives_up_and_keeps_what_finished(tmp_path: Path, caplog: pytest.LogCapt
 
 
 def test_client_errors_are_not_retried():
-    with ScriptedServer(lambda seen: Reply(400, b"bad request")) as server:
-        judge = _judge(server)
-        with pytest.raises(PartialBatchError, match="rejected with HTTP 400"):
-            judge.complete(_requests(1), SamplingParams(1.0), [0])
-    assert len(server.seen) == 1
+    for status in (400, 401, 404, 422):
+        with ScriptedServer(lambda seen, status=status: Reply(status, b"bad request")) as server:
+            judge = _judge(server)
+            with pytest.raises(PartialBatchError, match=f"rejected with HTTP {status}"):
+                judge.complete(_requests(1), SamplingParams(1.0), [0])
+        assert len(server.seen) == 1
+
+
+@pytest.mark.parametrize("status", [408, 409])
+def test_request_timeout_and_conflict_are_retried(status: int, caplog: pytest.LogCaptureFixture):
+    attempts = []
+
+    def handler(seen):
+        attempts.append(seen)
+        return Reply(status, b"try again") if len(attempts) <= 2 else chat_reply("B")
+
+    with ScriptedServer(handler) as server:
+        judge = _judge(server, max_concurrency=1)
+        out = judge.complete(_requests(1), SamplingParams(1.0), [0])
+    assert out[0][0].text == "B"
+    assert len(server.seen) == 3 and judge.retries == 2
+    assert f"HTTP {status}" in caplog.text
 
 
 def test_unparseable_answers_are_kept_raw():

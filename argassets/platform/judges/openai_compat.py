@@ -1,8 +1,8 @@
 """A judge behind any OpenAI-compatible ``/chat/completions`` endpoint (vLLM serve, llama.cpp, ...).
 
 Requests run in a bounded thread pool (``max_concurrency`` in flight), each retried with
-exponential backoff and jitter on HTTP 429, 5xx, timeouts and connection errors (``Retry-After``
-honoured up to the backoff cap). The API key is sent only in the ``Authorization`` header and is
+exponential backoff and jitter on HTTP 408 (request timeout), 409 (conflict), 429, 5xx, timeouts
+and connection errors (``Retry-After`` honoured up to the backoff cap). The API key is sent only in the ``Authorization`` header and is
 never part of a log line, an error message or a result.
 """
 
@@ -32,6 +32,10 @@ StructuredOutput = Literal["json_schema", "guided_choice", "json_object", "gramm
 STRUCTURED_OUTPUT_MODES: tuple[str, ...] = ("json_schema", "guided_choice", "json_object", "grammar", "none")
 
 _log = logging.getLogger(__name__)
+#: Client errors worth another attempt: the server timed the request out (408), or it conflicted
+#: with another request in flight (409; some gateways answer it under load); rate limits (429).
+#: Every 5xx is retried too.
+RETRYABLE_STATUS: frozenset[int] = frozenset({408, 409, 429})
 
 
 def label_schema(choices: Sequence[str]) -> dict[str, Any]:
@@ -71,7 +75,7 @@ class OpenAIJudge:
     timeout_s
         Per-request timeout.
     max_retries
-        Retries after the first attempt for 429, 5xx, timeouts and connection errors.
+        Retries after the first attempt for 408, 409, 429, 5xx, timeouts and connection errors.
     backoff_s, backoff_max_s
         Delay before retry ``k`` is ``min(backoff_max_s, backoff_s * 2**k)`` times a jitter in [0.5, 1].
     transport
@@ -211,7 +215,7 @@ class OpenAIJudge:
                     )
                 status = response.status_code
                 last_problem = f"HTTP {status}: {self._scrub(response.text[:300])}"
-                if status != 429 and status < 500:
+                if status not in RETRYABLE_STATUS and status < 500:
                     raise EndpointError(f"{self.url}: request {request.key!r} run {run} rejected with {last_problem}")
                 retry_after = response.headers.get("retry-after")
             if attempt < self.max_retries:
