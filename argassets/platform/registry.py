@@ -33,10 +33,37 @@ DEFAULT_REGISTRY_PATH = Path(__file__).resolve().parents[2] / "data" / "models.t
 REGISTRY_ENV_VAR = "ARGASSETS_MODELS"
 
 _NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+#: The only top-level key of a registry file; anything else (a typo such as ``[[model]]``) is an error.
+TOP_LEVEL_KEYS: frozenset[str] = frozenset({"models"})
 
 
 class RegistryError(ValueError):
     """A registry file that cannot be used; the message names the file, entry and field."""
+
+
+class PartitionKeyError(ValueError):
+    """A ``judge_models`` partition key that is not a valid model name."""
+
+
+#: What a model name (hence a partition key) may be: quotes, spaces, slashes and the like never are.
+NAME_RULE = "1-64 characters of lowercase letters, digits, '.', '_' or '-', starting with a letter or digit"
+
+
+def is_valid_partition_key(key: object) -> bool:
+    """Whether ``key`` can be a model name and ``judge_models`` partition key."""
+    return isinstance(key, str) and bool(_NAME_PATTERN.fullmatch(key))
+
+
+def validate_partition_key(key: object, where: str = "partition key") -> str:
+    """``key`` when it is a valid model name, else :class:`PartitionKeyError` naming it and the rule.
+
+    Partition keys enter from the registry (validated with the entry), the CLI, and the Dagster UI's
+    "add partition" dialog, which accepts any text; every entry point checks them with this.
+    """
+    if not is_valid_partition_key(key):
+        raise PartitionKeyError(f"{where} {key!r} is not a valid model name: it must be {NAME_RULE}")
+    assert isinstance(key, str)
+    return key
 
 
 class _Strict(BaseModel):
@@ -114,10 +141,8 @@ class ModelEntry(_Strict):
     @field_validator("name")
     @classmethod
     def _name_is_a_partition_key(cls, value: str) -> str:
-        if not _NAME_PATTERN.match(value):
-            raise ValueError(
-                "must be 1-64 characters of lowercase letters, digits, '.', '_' or '-', starting with a letter or digit"
-            )
+        if not is_valid_partition_key(value):
+            raise ValueError(f"must be {NAME_RULE}")
         return value
 
     @field_validator("studies")
@@ -182,6 +207,7 @@ class ModelRegistry(_Strict):
         return [entry.name for entry in self.models]
 
     def get(self, name: str) -> ModelEntry:
+        validate_partition_key(name, "judge_models partition key")
         for entry in self.models:
             if entry.name == name:
                 return entry
@@ -215,8 +241,18 @@ def _describe_error(source: str, raw_models: list[Any], error: Mapping[str, Any]
 def parse_registry(data: dict[str, Any], source: str = "<registry>") -> ModelRegistry:
     """Validate an already-parsed TOML document; errors name the source, entry and field."""
     raw_models = data.get("models")
+    unknown = sorted(key for key in data if key not in TOP_LEVEL_KEYS)
+    problems = []
     if not isinstance(raw_models, list) or not raw_models:
-        raise RegistryError(f"{source}: no [[models]] entries")
+        problems.append("no [[models]] entries")
+    if unknown:
+        problems.append(
+            "unknown top-level key" + ("s " if len(unknown) > 1 else " ") + ", ".join(f"'{k}'" for k in unknown)
+            + " (the registry holds only [[models]] tables)"
+        )
+    if problems:
+        raise RegistryError(f"{source}: " + "; ".join(problems))
+    assert isinstance(raw_models, list)
     try:
         return ModelRegistry.model_validate({"models": raw_models})
     except ValidationError as exc:

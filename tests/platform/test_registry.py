@@ -96,6 +96,20 @@ def test_duplicate_names_are_rejected() -> None:
         parse_registry({"models": [entry, dict(entry)]})
 
 
+def test_unknown_top_level_keys_are_errors(tmp_path: Path) -> None:
+    entry = {"name": "x", "backend": "random", "studies": ["political"]}
+    with pytest.raises(RegistryError, match=r"models.toml: unknown top-level key 'defaults' \(the registry holds only"):
+        parse_registry({"models": [entry], "defaults": {"seed": 1}}, "models.toml")
+    typo = tmp_path / "typo.toml"
+    typo.write_text('[[model]]\nname = "x"\nbackend = "random"\nstudies = ["political"]\n')
+    with pytest.raises(RegistryError, match=r"typo.toml: no \[\[models\]\] entries; unknown top-level key 'model'"):
+        load_registry(typo)
+    two = tmp_path / "two.toml"
+    two.write_text('title = "t"\nversion = 2\n[[models]]\nname = "x"\nbackend = "random"\nstudies = ["political"]\n')
+    with pytest.raises(RegistryError, match="unknown top-level keys 'title', 'version'"):
+        load_registry(two)
+
+
 def test_file_errors_name_the_file(tmp_path: Path) -> None:
     missing = tmp_path / "none.toml"
     with pytest.raises(RegistryError, match="none.toml: model registry file not found"):
