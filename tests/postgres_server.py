@@ -84,8 +84,17 @@ class TemporaryPostgres:
             shutil.chown(pwfile, "postgres", "postgres")
         os.chmod(self.root, 0o700)
         self._run(
-            "initdb", "-D", str(self.data), "-U", self.user, f"--pwfile={pwfile}",
-            "--auth-local=scram-sha-256", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C",
+            "initdb",
+            "-D",
+            str(self.data),
+            "-U",
+            self.user,
+            f"--pwfile={pwfile}",
+            "--auth-local=scram-sha-256",
+            "--auth-host=scram-sha-256",
+            "-E",
+            "UTF8",
+            "--locale=C",
         )
         pwfile.unlink()
         options = f"-c listen_addresses=127.0.0.1 -p {self.port} -c unix_socket_directories={self.root} -c max_connections=200"

@@ -42,7 +42,9 @@ def _emit(log: Log, message: str) -> None:
 DEFAULT_LEASE_S = 60.0
 
 
-def _cached(request: ChatRequest, run: int, model: str, sha: str, sampling_key: str, row: Mapping[str, Any], fresh: bool) -> CachedCompletion:
+def _cached(
+    request: ChatRequest, run: int, model: str, sha: str, sampling_key: str, row: Mapping[str, Any], fresh: bool
+) -> CachedCompletion:
     return CachedCompletion(
         key=request.key,
         run=run,
@@ -256,9 +258,7 @@ def judge_incrementally(
     results: list[CachedCompletion] = []
     for request, sha in zip(requests, shas, strict=True):
         for run in runs:
-            results.append(
-                _cached(request, run, model_name, sha, sampling_key, stored[(sha, run)], (sha, run) in mine)
-            )
+            results.append(_cached(request, run, model_name, sha, sampling_key, stored[(sha, run)], (sha, run) in mine))
     return results
 
 

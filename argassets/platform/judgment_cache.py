@@ -142,9 +142,7 @@ class JudgmentStore:
         """The stored rows of some items of a scope (absent items are left out)."""
         raise NotImplementedError
 
-    def claim(
-        self, model: str, sampling_key: str, items: Sequence[Item], owner: str, lease_s: float
-    ) -> ClaimOutcome:
+    def claim(self, model: str, sampling_key: str, items: Sequence[Item], owner: str, lease_s: float) -> ClaimOutcome:
         """Claim the items for ``owner`` for ``lease_s`` seconds, in one transaction.
 
         An item is claimed when nobody holds it, when ``owner`` already does, or when its holder's
@@ -287,9 +285,7 @@ class SQLiteJudgmentStore(JudgmentStore):
         if self._conn is None or self._pid != os.getpid():
             if self.location != ":memory:":
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                self.location, timeout=self.timeout_s, isolation_level=None, check_same_thread=False
-            )
+            conn = sqlite3.connect(self.location, timeout=self.timeout_s, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(f"PRAGMA busy_timeout={int(self.timeout_s * 1000)}")
@@ -358,10 +354,7 @@ class SQLiteJudgmentStore(JudgmentStore):
         if not rows:
             return set()
         columns = (*_KEY_NAMES, *_VALUE_NAMES, "stored_at")
-        insert = (
-            f"INSERT OR IGNORE INTO completions ({', '.join(columns)}) "
-            f"VALUES ({', '.join('?' for _ in columns)})"
-        )
+        insert = f"INSERT OR IGNORE INTO completions ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
         written: set[Item] = set()
         with self._transaction() as conn:
             for row in rows:
@@ -486,7 +479,9 @@ class PostgresJudgmentStore(JudgmentStore):
         if self._conn is None or self._pid != os.getpid() or self._conn.closed:
             try:
                 conn = psycopg.connect(
-                    self.url, autocommit=False, connect_timeout=int(self.connect_timeout_s),
+                    self.url,
+                    autocommit=False,
+                    connect_timeout=int(self.connect_timeout_s),
                     application_name="argassets-judgment-cache",
                 )
             except psycopg.OperationalError as exc:

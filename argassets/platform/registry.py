@@ -247,7 +247,9 @@ def parse_registry(data: dict[str, Any], source: str = "<registry>") -> ModelReg
         problems.append("no [[models]] entries")
     if unknown:
         problems.append(
-            "unknown top-level key" + ("s " if len(unknown) > 1 else " ") + ", ".join(f"'{k}'" for k in unknown)
+            "unknown top-level key"
+            + ("s " if len(unknown) > 1 else " ")
+            + ", ".join(f"'{k}'" for k in unknown)
             + " (the registry holds only [[models]] tables)"
         )
     if problems:

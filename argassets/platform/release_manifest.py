@@ -87,7 +87,10 @@ def webis_counts_for(corpus_folder: str | os.PathLike[str]) -> WebisCounts:
 
 
 def check_webis_counts(
-    expected: WebisCounts, arguments_file: Path, texts: int | None, comparison_files: Mapping[str, Path],
+    expected: WebisCounts,
+    arguments_file: Path,
+    texts: int | None,
+    comparison_files: Mapping[str, Path],
     comparisons: Mapping[str, int],
 ) -> None:
     """Fail, naming the file, when a table holds fewer or more rows than ``expected`` promises.
@@ -116,8 +119,10 @@ def check_node_ids(node_ids: Iterable[int], path: str | os.PathLike[str], expect
     extra = sorted(have - want)
     if not missing and not extra:
         return
-    parts = [f"{path}: {len(have):,} rows, the release holds nodeID {expected.start}..{expected.stop - 1:,} "
-             f"({len(want):,} rows) without gaps"]
+    parts = [
+        f"{path}: {len(have):,} rows, the release holds nodeID {expected.start}..{expected.stop - 1:,} "
+        f"({len(want):,} rows) without gaps"
+    ]
     if missing:
         parts.append(f"{len(missing):,} missing (first: {', '.join(map(str, missing[:5]))})")
     if extra:
@@ -159,8 +164,9 @@ def read_file_manifest(path: str | os.PathLike[str] = QT30_MANIFEST) -> dict[str
     return entries
 
 
-def check_file_manifest(root: str | os.PathLike[str], manifest: str | os.PathLike[str] = QT30_MANIFEST,
-                        pattern: str = "nodeset*.json") -> int:
+def check_file_manifest(
+    root: str | os.PathLike[str], manifest: str | os.PathLike[str] = QT30_MANIFEST, pattern: str = "nodeset*.json"
+) -> int:
     """Fail, naming the files, unless every file of ``manifest`` is below ``root`` with its size and checksum.
 
     Files matching ``pattern`` that the manifest does not list are errors too (a corpus that is not

@@ -28,7 +28,9 @@ def _release_zip() -> bytes:
         for path in sorted((SAMPLE_DATA_DIR / "webis-argquality20").rglob("*.csv")):
             bundle.write(path, f"webis-argquality-20-release/{path.parent.name}/{path.name}")
         # The sample states its own counts (the real release is checked against 1,610 / 13,952).
-        bundle.write(SAMPLE_DATA_DIR / "webis-argquality20" / "MANIFEST.json", "webis-argquality-20-release/MANIFEST.json")
+        bundle.write(
+            SAMPLE_DATA_DIR / "webis-argquality20" / "MANIFEST.json", "webis-argquality-20-release/MANIFEST.json"
+        )
     return buffer.getvalue()
 
 

@@ -63,7 +63,10 @@ def test_truncated_webis_files_fail_naming_the_file(webis_copy: Path) -> None:
     assert "webis-argquality20-raw-rhetorical.csv: 13,852 comparisons" in message
     assert "holds 13,952 per dimension" in message and "raw-logical" not in message
     _drop_last_lines(webis_copy / ARGS, 10)
-    with pytest.raises(CorpusError, match=r"webis-argquality20-arguments\.csv: 1,600 texts, the Webis-ArgQuality-20 release \(Zenodo 3780049\) holds 1,610"):
+    with pytest.raises(
+        CorpusError,
+        match=r"webis-argquality20-arguments\.csv: 1,600 texts, the Webis-ArgQuality-20 release \(Zenodo 3780049\) holds 1,610",
+    ):
         load_corpus(locate_corpus(webis_copy))
 
 
@@ -96,7 +99,10 @@ def test_political_tsv_truncated_or_with_a_gap_fails_naming_the_file(shared_data
     truncated = tmp_path / "gpt4o.tsv"
     shutil.copy(source, truncated)
     _drop_last_lines(truncated, 3)
-    with pytest.raises(ValueError, match=r"gpt4o\.tsv: 23,297 rows, the release holds nodeID 0\.\.23,299 \(23,300 rows\) without gaps; 3 missing \(first: 23297, 23298, 23299\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"gpt4o\.tsv: 23,297 rows, the release holds nodeID 0\.\.23,299 \(23,300 rows\) without gaps; 3 missing \(first: 23297, 23298, 23299\)",
+    ):
         read_published_tsv(truncated)
     gap = tmp_path / "gap.tsv"
     lines = source.read_text().splitlines(keepends=True)

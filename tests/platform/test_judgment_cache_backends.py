@@ -83,8 +83,18 @@ class LoggingJudge:
         return [[_completion(f"{self.tag}:{run}", run) for run in runs] for _ in requests]
 
 
-def _writer(location: str, folder: str, tag: str, offset: int, n: int, models: list[str],
-            delay_s: float, lease_s: float, block_on_call: int | None = None, go_file: str | None = None) -> None:
+def _writer(
+    location: str,
+    folder: str,
+    tag: str,
+    offset: int,
+    n: int,
+    models: list[str],
+    delay_s: float,
+    lease_s: float,
+    block_on_call: int | None = None,
+    go_file: str | None = None,
+) -> None:
     """One writer process: judges ``n`` requests (rotated by ``offset``) for each model."""
     requests = _requests(n)
     requests = requests[offset:] + requests[:offset]
@@ -223,8 +233,9 @@ def test_a_writer_waits_for_keys_another_holds(location: str, tmp_path: Path) ->
     thread = threading.Thread(target=store_later)
     thread.start()
     started = time.perf_counter()
-    results = judge_incrementally(judge, "m", requests, SAMPLING, 3, open_judgment_cache(location),
-                                  batch_size=2, lease_s=60, poll_s=0.1)
+    results = judge_incrementally(
+        judge, "m", requests, SAMPLING, 3, open_judgment_cache(location), batch_size=2, lease_s=60, poll_s=0.1
+    )
     thread.join()
     assert time.perf_counter() - started >= 0.9
     sent = [tuple(line.split("\t")[1:]) for line in (tmp_path / "sent.log").read_text().splitlines()]
@@ -264,8 +275,18 @@ def test_eight_writers_of_one_partition_send_nothing_twice(location: str, tmp_pa
     writers = [
         context.Process(
             target=_writer,
-            args=(location, str(tmp_path), f"w{i}", (i * N_REQUESTS) // N_WRITERS, N_REQUESTS,
-                  ["shared", f"own{i}"], 0.02, 30.0, None, str(go)),
+            args=(
+                location,
+                str(tmp_path),
+                f"w{i}",
+                (i * N_REQUESTS) // N_WRITERS,
+                N_REQUESTS,
+                ["shared", f"own{i}"],
+                0.02,
+                30.0,
+                None,
+                str(go),
+            ),
         )
         for i in range(N_WRITERS)
     ]
@@ -318,8 +339,18 @@ def test_a_sigkilled_writer_loses_only_its_batch_in_flight(location: str, tmp_pa
     others = [
         context.Process(
             target=_writer,
-            args=(location, str(tmp_path), f"w{i}", (i * N_REQUESTS) // 7, N_REQUESTS, ["shared"], 0.05,
-                  lease_s, None, str(go)),
+            args=(
+                location,
+                str(tmp_path),
+                f"w{i}",
+                (i * N_REQUESTS) // 7,
+                N_REQUESTS,
+                ["shared"],
+                0.05,
+                lease_s,
+                None,
+                str(go),
+            ),
         )
         for i in range(N_WRITERS - 1)
     ]
