@@ -9,7 +9,12 @@ import dagster as dg
 
 from argassets.platform.judges import build_judge
 from argassets.platform.judging import Judge
-from argassets.platform.judgment_cache import JudgmentCache, default_cache_path
+from argassets.platform.judgment_cache import (
+    JudgmentStore,
+    default_cache_location,
+    open_judgment_cache,
+    redact_location,
+)
 from argassets.platform.registry import ModelEntry
 from resources.corpora import WebisSourceResource
 
@@ -44,15 +49,20 @@ class JudgeResource(dg.ConfigurableResource):
 
 
 class JudgmentCacheResource(dg.ConfigurableResource):
-    """The judgment cache (SQLite, WAL): ``path``, else ``$ARGASSETS_CACHE``, else beside the DuckDB file."""
+    """The judgment cache: ``path``, else ``$ARGASSETS_CACHE``, else a SQLite file beside the DuckDB file.
+
+    A ``postgresql://user:password@host/db`` URL selects the PostgreSQL backend (many machines);
+    anything else is a SQLite file (one machine). The URL's password is never shown.
+    """
 
     path: str | None = None
 
     def location(self) -> str:
-        return str(self.path or default_cache_path())
+        """Where the cache is, fit for logs and metadata (a URL's password replaced by ``***``)."""
+        return redact_location(str(self.path or default_cache_location()))
 
-    def open(self) -> JudgmentCache:
-        return JudgmentCache(self.location())
+    def open(self) -> JudgmentStore:
+        return open_judgment_cache(str(self.path or default_cache_location()))
 
 
 def judge_resources() -> dict[str, Any]:
