@@ -8,12 +8,12 @@ from resources.data import PublishedDataResource
 from resources.judges import judge_resources
 from resources.neo4j import neo4j_resources
 from resources.registry import ModelRegistryResource
-from resources.storage import duckdb_io_manager
+from resources.storage import table_io_manager
 
 
 def build_resources() -> dict[str, Any]:
     return {
-        "io_manager": duckdb_io_manager(),
+        "io_manager": table_io_manager(),
         "data": PublishedDataResource(),
         "registry": ModelRegistryResource(),
         **judge_resources(),

@@ -4,18 +4,17 @@ from collections import Counter
 from typing import Any
 
 import dagster as dg
-import duckdb
 import pandas as pd
 
-from argassets.platform.paths import resolve_duckdb_path
 from argassets.platform.presentation import markdown_table
+from argassets.platform.release_manifest import QT30_MANIFEST, ReleaseIncomplete, check_file_manifest
 from argassets.political import aif, aspic, kb_counts
 from argassets.political import episodes as aif_episodes
 from argassets.political import knowledge_base as kb_graph
 from argassets.political import neo4j_export as nx
-from argassets.platform.release_manifest import QT30_MANIFEST, ReleaseIncomplete, check_file_manifest
 from resources.data import PublishedDataResource
 from resources.neo4j import Neo4jResource
+from resources.storage import read_stored_table
 
 GROUP = "knowledge_base"
 #: Prediction statistics that the export attaches to Argument nodes when they exist (see docs).
@@ -250,31 +249,22 @@ def political_aspic_tables(
 
 
 def read_optional_tables(names: tuple[str, ...] = STATS_TABLES) -> tuple[list[pd.DataFrame], dict[str, str]]:
-    """Tables of the platform's DuckDB file that exist, and a status line per name.
+    """Tables of the platform's table storage that exist, and a status line per name.
 
     The export reads the political prediction statistics this way (not as Dagster inputs) so that
     the knowledge base can be exported before any model has been run: the asset declares them as
-    dependencies for lineage, and attaches whatever exists at run time.
+    dependencies for lineage, and attaches whatever exists at run time. The storage is the one
+    runs write to (the DuckDB file, or the Parquet location of ``$ARGASSETS_TABLES``).
     """
-    path = resolve_duckdb_path()
     found: list[pd.DataFrame] = []
     status: dict[str, str] = {}
-    if not path.exists():
-        return found, {name: "no DuckDB file yet" for name in names}
-    with duckdb.connect(str(path)) as con:
-        tables = {
-            row[0]
-            for row in con.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
-            ).fetchall()
-        }
-        for name in names:
-            if name not in tables:
-                status[name] = "not materialised"
-                continue
-            frame = con.execute(f'SELECT * FROM main."{name}"').df()  # name from the fixed tuple above
-            found.append(frame)
-            status[name] = f"{len(frame)} rows, {frame['system'].nunique() if 'system' in frame else 0} systems"
+    for name in names:
+        frame = read_stored_table(name)
+        if frame is None:
+            status[name] = "not materialised"
+            continue
+        found.append(frame)
+        status[name] = f"{len(frame)} rows, {frame['system'].nunique() if 'system' in frame else 0} systems"
     return found, status
 
 
