@@ -32,7 +32,15 @@ from typing import Any
 
 from argassets.platform.partitions import JUDGE_MODELS
 from argassets.platform.paths import PROJECT_ROOT, resolve_data_dir
-from argassets.platform.registry import BASELINE_BACKENDS, ModelRegistry, RegistryError, load_registry
+from argassets.platform.registry import (
+    BASELINE_BACKENDS,
+    ModelRegistry,
+    PartitionKeyError,
+    RegistryError,
+    is_valid_partition_key,
+    load_registry,
+    validate_partition_key,
+)
 
 DEFAULT_DAGSTER_HOME = PROJECT_ROOT / ".dagster_home"
 DEFINITIONS_MODULE = "argassets.definitions"
@@ -122,7 +130,9 @@ def cmd_partitions_list(args: argparse.Namespace) -> int:
     instance = get_instance()
     registry = _registry()
     for name in instance.get_dynamic_partitions(JUDGE_MODELS):
-        if name in registry.names:
+        if not is_valid_partition_key(name):
+            _print(f"{name!r}\t(not a valid model name: added by hand? never run; delete it in the UI)")
+        elif name in registry.names:
             entry = registry.get(name)
             _print(f"{name}\t{entry.backend}\tgpus={entry.gpus}\t{','.join(entry.studies)}")
         else:
@@ -243,11 +253,22 @@ class Executor:
         return self.run(keys, None, {}, "reports")
 
 
+def _check_key(key: str, where: str) -> str:
+    """A partition key given on the command line, checked before anything looks it up."""
+    try:
+        return validate_partition_key(key, f"{where}: partition key")
+    except PartitionKeyError as exc:
+        raise CliError(str(exc)) from None
+
+
 def _select_partitions(registry: ModelRegistry, instance: Any, args: argparse.Namespace) -> list[str]:
 
     ordered = [n for n in instance.get_dynamic_partitions(JUDGE_MODELS) if n in registry.names]
+    for option, value in (("--from", args.start), ("--to", args.end)):
+        if value:
+            _check_key(value, option)
     if args.partitions:
-        names = [p.strip() for p in args.partitions.split(",") if p.strip()]
+        names = [_check_key(p.strip(), "--partitions") for p in args.partitions.split(",") if p.strip()]
     elif args.all:
         names = ordered
     else:
@@ -275,6 +296,7 @@ def _studies(value: str | None) -> list[str] | None:
 def cmd_materialize(args: argparse.Namespace) -> int:
     instance = get_instance()
     registry = _registry()
+    _check_key(args.partition, "materialize")
     sync_partitions(instance, registry)
     if args.partition not in registry.names:
         raise CliError(f"{args.partition}: not in the registry (known: {', '.join(registry.names)})")
@@ -307,7 +329,7 @@ def cmd_run_default(args: argparse.Namespace) -> int:
     synced = sync_partitions(instance, registry)
     _print(f"partitions added: {', '.join(synced['added']) or 'none'}")
     names = (
-        [p.strip() for p in args.models.split(",") if p.strip()]
+        [_check_key(p.strip(), "--models") for p in args.models.split(",") if p.strip()]
         if args.models
         else [e.name for e in registry.models if e.backend in BASELINE_BACKENDS]
     )

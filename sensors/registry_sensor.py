@@ -37,7 +37,13 @@ import dagster as dg
 
 from argassets.platform.automation import OperationsLayout, operations_layout
 from argassets.platform.partitions import JUDGE_MODELS, judge_models_partitions
-from argassets.platform.registry import BACKENDS, ModelRegistry, RegistryError, load_registry
+from argassets.platform.registry import (
+    BACKENDS,
+    ModelRegistry,
+    RegistryError,
+    is_valid_partition_key,
+    load_registry,
+)
 from argassets.platform.registry_diff import (
     CursorError,
     PlannedRun,
@@ -194,10 +200,13 @@ def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | 
     state = RegistryState.of(registry, previous.state)
     diff = diff_states(previous.state, state)
     materialized = {study: instance.get_materialized_partitions(key) for study, key in layout.roots.items()}
+    existing = instance.get_dynamic_partitions(JUDGE_MODELS)
+    # Keys added by hand in the UI accept any text; one that is not a model name is never run.
+    invalid_keys = [key for key in existing if not is_valid_partition_key(key)]
     plan: WorkPlan = plan_registry_work(
         registry,
         diff,
-        existing_partitions=instance.get_dynamic_partitions(JUDGE_MODELS),
+        existing_partitions=[key for key in existing if is_valid_partition_key(key)],
         run_backends=backends,
         materialized=materialized,
         studies_available=set(layout.roots),
@@ -221,8 +230,13 @@ def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | 
             "(delete them by hand if you really mean to)"
         )
     lines.extend(messages)
+    if invalid_keys:
+        lines.append(
+            "invalid partition keys (not model names; added by hand?), never run: "
+            + ", ".join(repr(key) for key in invalid_keys)
+        )
     for line in lines:
-        (context.log.warning if line.startswith("removed") else context.log.info)(line)
+        (context.log.warning if line.startswith(("removed", "invalid")) else context.log.info)(line)
 
     observations = [
         dg.AssetObservation(

@@ -14,7 +14,7 @@ from argassets.argument_quality.judgments import (
     scope_prompts,
 )
 from argassets.platform.partition_judging import judge_partition, judging_metadata, outside_study
-from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions
+from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions, model_partition_key
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 
@@ -61,7 +61,7 @@ def aq_judgments(
     webis_arguments: pd.DataFrame,
 ) -> Iterator[dg.Output[pd.DataFrame]]:
     """Pairwise verdicts of one judge model on every in-scope Study A prompt, per order and run."""
-    entry = registry.entry(context.partition_key)
+    entry = registry.entry(model_partition_key(context))
     if outside_study(context, entry, "argument_quality"):
         return
     scope_text = entry.scope.describe()

@@ -6,7 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from argassets.platform.partition_judging import judge_partition, judging_metadata, outside_study
-from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions
+from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions, model_partition_key
 from argassets.platform.registry import Study
 from argassets.political.predictions import (
     build_requests,
@@ -43,7 +43,7 @@ def political_predictions(
     political_study_items: pd.DataFrame,
 ) -> Iterator[dg.Output[pd.DataFrame]]:
     """Five left-right scores (0-100, NA or invalid) per KB argument from one judge model."""
-    name = context.partition_key
+    name = model_partition_key(context)
     entry = registry.entry(name)
     if outside_study(context, entry, STUDY):
         return
