@@ -204,3 +204,40 @@ def test_registry_gpu_counts_are_the_ones_the_paper_used() -> None:
     registry = load_registry()
     sizes = {e.size_class: e.gpus for e in registry.models if e.backend == "vllm"}
     assert sizes == {"small": 1, "medium": 2, "large": 4}
+
+
+def _env_file(path: Path) -> dict[str, str]:
+    pairs = (line.split("=", 1) for line in path.read_text(encoding="utf-8").splitlines() if "=" in line)
+    return {key.strip(): value.strip() for key, value in pairs if not key.lstrip().startswith("#")}
+
+
+def test_run_pods_share_postgresql_cache_and_parquet_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The deployment's environment selects the storage that concurrent run pods can share."""
+    from argassets.platform.judgment_cache import PostgresJudgmentStore
+    from resources.judges import JudgmentCacheResource
+    from resources.storage import TableStorageIOManager, table_io_manager
+
+    [config_map] = [
+        doc
+        for doc in yaml.safe_load_all((ROOT / "deploy" / "k8s" / "storage.yaml").read_text(encoding="utf-8"))
+        if doc["kind"] == "ConfigMap"
+    ]
+    secrets = _env_file(ROOT / "deploy" / "k8s" / "secrets.env.example")
+    # No SQLite cache on the shared volume: the cache URL (with its password) is a secret.
+    assert "ARGASSETS_CACHE" not in config_map["data"]
+    assert secrets["ARGASSETS_CACHE"].startswith("postgresql://")
+    assert config_map["data"]["ARGASSETS_TABLES"] == "/data/tables"
+    mounts = {
+        m["mountPath"]
+        for m in yaml.safe_load((ROOT / "deploy" / "k8s" / "values.yaml").read_text())["runLauncher"]["config"][
+            "k8sRunLauncher"
+        ]["volumeMounts"]
+    }
+    assert config_map["data"]["ARGASSETS_TABLES"].startswith(tuple(mounts))
+    for key, value in {**config_map["data"], **secrets}.items():
+        monkeypatch.setenv(key, value)
+    cache = JudgmentCacheResource().open()
+    assert isinstance(cache, PostgresJudgmentStore)  # selected, not connected
+    assert "CHANGE-ME" not in JudgmentCacheResource().location()
+    manager = table_io_manager()
+    assert isinstance(manager, TableStorageIOManager) and manager.location() == "/data/tables"
