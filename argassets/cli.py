@@ -294,9 +294,9 @@ def _studies(value: str | None) -> list[str] | None:
 
 
 def cmd_materialize(args: argparse.Namespace) -> int:
+    _check_key(args.partition, "materialize")
     instance = get_instance()
     registry = _registry()
-    _check_key(args.partition, "materialize")
     sync_partitions(instance, registry)
     if args.partition not in registry.names:
         raise CliError(f"{args.partition}: not in the registry (known: {', '.join(registry.names)})")

@@ -67,6 +67,21 @@ def test_partition_ranges_follow_instance_order_and_refuse_unknown_names() -> No
             cli._select_partitions(REG, instance, _args())
 
 
+def test_partition_keys_on_the_command_line_are_checked_first() -> None:
+    with dg.instance_for_test() as instance:
+        cli.sync_partitions(instance, REG)
+        for bad in ("it's", "a b", "../x", "A"):
+            with pytest.raises(cli.CliError, match=r"--partitions: partition key .* is not a valid model name"):
+                cli._select_partitions(REG, instance, _args(partitions=f"a,{bad}"))
+        with pytest.raises(cli.CliError, match=r"--from: partition key \"a'\" is not a valid model name"):
+            cli._select_partitions(REG, instance, _args(start="a'"))
+        with pytest.raises(cli.CliError, match="materialize: partition key 'x;y' is not a valid model name"):
+            cli.cmd_materialize(argparse.Namespace(partition="x;y", study=None, with_reports=False))
+        # A key added by hand (the UI takes any text) is listed as such, never as a model.
+        instance.add_dynamic_partitions("judge_models", ["it's mine"])
+        assert "it's mine" in instance.get_dynamic_partitions("judge_models")
+
+
 def test_fresh_dagster_home_gets_the_local_config_and_an_existing_one_is_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -386,6 +386,19 @@ def test_removed_entry_keeps_its_partition_and_is_reported(harness: Harness) -> 
     assert "already materialised" in back.skip_reason.skip_message
 
 
+def test_partition_keys_added_by_hand_are_reported_and_never_run(harness: Harness) -> None:
+    h = harness
+    _bootstrap(h, reports=False)
+    h.instance.add_dynamic_partitions(judge_models_partitions.name, ["it's mine", "Bad Name"])
+    result = h.tick()
+    assert isinstance(result, dg.SensorResult)
+    assert not result.run_requests and not result.dynamic_partitions_requests
+    message = result.skip_reason.skip_message
+    assert "invalid partition keys (not model names; added by hand?), never run: \"it's mine\", 'Bad Name'" in message
+    assert "removed from the registry" not in message
+    assert "it's mine" not in json.loads(result.cursor)["state"].get("retired", {})
+
+
 def test_invalid_registry_edit_skips_naming_entry_and_field_and_keeps_last_valid_state(harness: Harness) -> None:
     h = harness
     _bootstrap(h, reports=False)
