@@ -296,10 +296,10 @@ class SQLiteJudgmentStore(JudgmentStore):
         return self._conn
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, immediate: bool = True) -> Iterator[sqlite3.Connection]:
         with self._lock:
             conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
             try:
                 yield conn
             except BaseException:
@@ -335,58 +335,94 @@ class SQLiteJudgmentStore(JudgmentStore):
             )
         return dict(self._row(row) for row in rows)
 
-    def _fetch(self, conn: sqlite3.Connection, model: str, sampling_key: str, items: Iterable[Item]):
-        found: dict[Item, Row] = {}
-        query = self._SELECT + " WHERE model = ? AND sampling_key = ? AND prompt_sha256 = ? AND run = ?"
-        for sha, run in items:
-            row = conn.execute(query, (model, sampling_key, sha, int(run))).fetchone()
-            if row is not None:
-                key, value = self._row(row)
-                found[key] = value
-        return found
+    # Batches go through temporary tables, so each statement handles a whole batch (tens of
+    # thousands of keys for a baseline) instead of one key at a time.
+
+    @staticmethod
+    def _load_wanted(conn: sqlite3.Connection, items: Iterable[Item]) -> None:
+        conn.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS wanted (prompt_sha256 TEXT NOT NULL, run INTEGER NOT NULL, "
+            "PRIMARY KEY (prompt_sha256, run)) WITHOUT ROWID"
+        )
+        conn.execute("DELETE FROM temp.wanted")
+        conn.executemany("INSERT OR IGNORE INTO temp.wanted VALUES (?, ?)", [(sha, int(run)) for sha, run in items])
+
+    _SELECT_WANTED = (
+        "SELECT c.prompt_sha256, c.run, "
+        + ", ".join(f"c.{name}" for name in _VALUE_NAMES)
+        + " FROM temp.wanted w JOIN completions c ON c.model = ? AND c.sampling_key = ? "
+        "AND c.prompt_sha256 = w.prompt_sha256 AND c.run = w.run"
+    )
+
+    def _fetch_wanted(self, conn: sqlite3.Connection, model: str, sampling_key: str) -> dict[Item, Row]:
+        return dict(self._row(row) for row in conn.execute(self._SELECT_WANTED, (model, sampling_key)))
 
     def fetch(self, model: str, sampling_key: str, items: Iterable[Item]) -> dict[Item, Row]:
-        with self._lock:
-            return self._fetch(self._connection(), model, sampling_key, items)
+        with self._transaction(immediate=False) as conn:
+            self._load_wanted(conn, items)
+            return self._fetch_wanted(conn, model, sampling_key)
 
     def store(self, model, sampling_key, backend, items, owner=None) -> set[Item]:  # noqa: ANN001
         rows = _rows(model, sampling_key, backend, items)
         if not rows:
             return set()
         columns = (*_KEY_NAMES, *_VALUE_NAMES, "stored_at")
-        insert = f"INSERT OR IGNORE INTO completions ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
-        written: set[Item] = set()
+        names = ", ".join(columns)
+        values = [tuple(row[c] for c in columns) for row in rows]
         with self._transaction() as conn:
-            for row in rows:
-                if conn.execute(insert, tuple(row[c] for c in columns)).rowcount:
-                    written.add((row["prompt_sha256"], row["run"]))
+            before = conn.total_changes
+            conn.executemany(
+                f"INSERT OR IGNORE INTO completions ({names}) VALUES ({', '.join('?' for _ in columns)})", values
+            )
+            if conn.total_changes - before == len(rows):
+                written = {(row["prompt_sha256"], row["run"]) for row in rows}
+            else:
+                # Some keys were stored by another writer first (rare: a lease ran out): ours are
+                # the rows now holding exactly what we stored, in this transaction.
+                self._load_wanted(conn, ((row["prompt_sha256"], row["run"]) for row in rows))
+                held = self._fetch_wanted(conn, model, sampling_key)
+                written = set()
+                for row in rows:
+                    item = (row["prompt_sha256"], row["run"])
+                    stored = held.get(item)
+                    if stored is not None and all(stored[name] == row[name] for name in _VALUE_NAMES):
+                        written.add(item)
             if owner is not None:
                 conn.executemany(
-                    "DELETE FROM claims WHERE model = ? AND sampling_key = ? AND prompt_sha256 = ? "
-                    "AND run = ? AND owner = ?",
+                    "DELETE FROM claims WHERE model = ? AND sampling_key = ? AND prompt_sha256 = ? AND run = ? "
+                    "AND owner = ?",
                     [(model, sampling_key, row["prompt_sha256"], row["run"], owner) for row in rows],
                 )
         return written
 
     def claim(self, model, sampling_key, items, owner, lease_s) -> ClaimOutcome:  # noqa: ANN001
-        wanted = sorted({(sha, int(run)) for sha, run in items})
         outcome = ClaimOutcome()
-        if not wanted:
+        if not items:
             return outcome
         with self._transaction() as conn:
             now = time.time()
-            outcome.stored = self._fetch(conn, model, sampling_key, wanted)
-            for sha, run in wanted:
-                if (sha, run) in outcome.stored:
-                    continue
-                cursor = conn.execute(
-                    "INSERT INTO claims (model, prompt_sha256, sampling_key, run, owner, expires_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET owner = excluded.owner, "
-                    "expires_at = excluded.expires_at WHERE claims.expires_at < ? OR claims.owner = excluded.owner",
-                    (model, sha, sampling_key, run, owner, now + lease_s, now),
+            self._load_wanted(conn, items)
+            outcome.stored = self._fetch_wanted(conn, model, sampling_key)
+            conn.execute(
+                "DELETE FROM temp.wanted WHERE EXISTS (SELECT 1 FROM completions c WHERE c.model = ? AND "
+                "c.sampling_key = ? AND c.prompt_sha256 = wanted.prompt_sha256 AND c.run = wanted.run)",
+                (model, sampling_key),
+            )
+            conn.execute(
+                "INSERT INTO claims (model, prompt_sha256, sampling_key, run, owner, expires_at) "
+                "SELECT ?, prompt_sha256, ?, run, ?, ? FROM temp.wanted WHERE true "
+                "ON CONFLICT DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at "
+                "WHERE claims.expires_at < ? OR claims.owner = excluded.owner",
+                (model, sampling_key, owner, now + lease_s, now),
+            )
+            outcome.claimed = {
+                (sha, int(run))
+                for sha, run in conn.execute(
+                    "SELECT w.prompt_sha256, w.run FROM temp.wanted w JOIN claims c ON c.model = ? AND "
+                    "c.sampling_key = ? AND c.prompt_sha256 = w.prompt_sha256 AND c.run = w.run WHERE c.owner = ?",
+                    (model, sampling_key, owner),
                 )
-                if cursor.rowcount:
-                    outcome.claimed.add((sha, run))
+            }
         return outcome
 
     def renew(self, owner: str, lease_s: float) -> int:
