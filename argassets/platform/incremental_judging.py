@@ -186,11 +186,15 @@ def judge_incrementally(
     with cache.lease(owner, lease_s):
         while pending:
             progressed = False
-            for todo, group in _by_runs(pending).items():
+            for batch_runs, group in _by_runs(pending).items():
                 for start in range(0, len(group), batch_size):
                     batch_shas = group[start : start + batch_size]
                     outcome = cache.claim(
-                        model_name, sampling_key, [(sha, run) for sha in batch_shas for run in todo], owner, lease_s
+                        model_name,
+                        sampling_key,
+                        [(sha, run) for sha in batch_shas for run in batch_runs],
+                        owner,
+                        lease_s,
                     )
                     found = settle(outcome.stored)
                     done += found
