@@ -18,10 +18,13 @@ from argassets.platform.judging import (
     Judge,
     PartialBatchError,
     SamplingParams,
+    is_non_answer,
 )
 from argassets.platform.judgment_cache import JudgmentCache
 
 Log = Callable[[str], None] | logging.Logger | None
+#: Attempts per (model, prompt, sampling, run) before a non-answer is kept as final.
+MAX_ATTEMPTS = 3
 
 
 def _emit(log: Log, message: str) -> None:
@@ -42,6 +45,7 @@ def judge_incrementally(
     cache: JudgmentCache,
     batch_size: int = 256,
     log: Log = None,
+    max_attempts: int = MAX_ATTEMPTS,
 ) -> list[CachedCompletion]:
     """Judge every request ``n_runs`` times, sending only what the cache does not hold yet.
 
@@ -52,6 +56,10 @@ def judge_incrementally(
     and started again resumes where it stopped, re-sending at most the batch that was in flight.
     If the judge raises :class:`PartialBatchError`, the completions it did finish are stored
     before the error propagates.
+
+    A non-answer in the cache (an empty or unparsable body, no choices: see
+    :func:`argassets.platform.judging.is_non_answer`) is not final: it is asked again, up to
+    ``max_attempts`` attempts per key over all materialisations, then left as it is (invalid).
 
     Parameters
     ----------
@@ -69,6 +77,8 @@ def judge_incrementally(
         Where completions are looked up and stored.
     batch_size
         Requests per call to ``judge.complete``.
+    max_attempts
+        Attempts per key before a non-answer is kept as final.
     log
         A logger (``.info``) or a callable receiving one progress line per batch.
 
@@ -93,8 +103,17 @@ def judge_incrementally(
     for request, sha in zip(requests, shas, strict=True):
         representative.setdefault(sha, request)
     missing: dict[tuple[int, ...], list[str]] = {}
+
+    def wanted(sha: str, run: int) -> bool:
+        row = stored.get((sha, run))
+        if row is None:
+            return True
+        return bool(is_non_answer(row["text"], row["answered"]) and row["attempts"] < max_attempts)
+
+    asked_again = 0
     for sha in representative:
-        todo = tuple(run for run in runs if (sha, run) not in stored)
+        todo = tuple(run for run in runs if wanted(sha, run))
+        asked_again += sum((sha, run) in stored for run in todo)
         if todo:
             missing.setdefault(todo, []).append(sha)
 
@@ -107,7 +126,8 @@ def judge_incrementally(
     _emit(
         log,
         f"{model_name}: {total} completions needed ({len(requests)} requests x {n_runs} runs, "
-        f"{len(representative)} distinct prompts), {already} in the cache, {total - already} to send",
+        f"{len(representative)} distinct prompts), {already} in the cache, {total - already} to send"
+        + (f" ({asked_again} non-answers asked again)" if asked_again else ""),
     )
     for todo, group in missing.items():
         for start in range(0, len(group), batch_size):
@@ -167,6 +187,8 @@ def judge_incrementally(
                         completed_at=c.completed_at,
                         backend=backend,
                         from_cache=False,
+                        answered=c.is_answer,
+                        attempts=int(stored[(sha, run)]["attempts"]) + 1 if (sha, run) in stored else 1,
                     )
                 )
             else:
@@ -185,6 +207,8 @@ def judge_incrementally(
                         completed_at=row["completed_at"],
                         backend=row["backend"],
                         from_cache=True,
+                        answered=not is_non_answer(row["text"], row["answered"]),
+                        attempts=int(row["attempts"]),
                     )
                 )
     return results

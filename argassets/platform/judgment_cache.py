@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from argassets.platform.judging import Completion, utc_now
+from argassets.platform.judging import Completion, is_non_answer, utc_now
 
 #: Environment variable naming the judgment cache file.
 CACHE_ENV_VAR = "ARGASSETS_CACHE"
@@ -42,9 +42,16 @@ CREATE TABLE IF NOT EXISTS completions (
     completed_at TEXT NOT NULL,
     backend TEXT NOT NULL,
     stored_at TEXT NOT NULL,
+    answered INTEGER NOT NULL DEFAULT 1,
+    attempts INTEGER NOT NULL DEFAULT 1,
     PRIMARY KEY (model, prompt_sha256, sampling_key, run)
 ) WITHOUT ROWID
 """
+#: Columns added after the first release of the cache; an older file gets them on first use.
+_ADDED_COLUMNS = {
+    "answered": "INTEGER NOT NULL DEFAULT 1",
+    "attempts": "INTEGER NOT NULL DEFAULT 1",
+}
 
 
 class JudgmentCache:
@@ -52,8 +59,10 @@ class JudgmentCache:
 
     SQLite in WAL mode: readers never block the writer, several processes (partitions running at
     once) can share one file, and every :meth:`put_many` is one transaction, so a process killed
-    mid-run leaves only whole batches behind. The first completion stored for a key wins; storing
-    it again is a no-op, so nothing is ever duplicated.
+    mid-run leaves only whole batches behind. The first answer stored for a key wins; storing it
+    again is a no-op, so nothing is ever duplicated. A non-answer (``answered = 0``: the backend got
+    an empty or unparsable body, or no choices) is kept only until the next attempt for its key,
+    which replaces it and counts ``attempts``.
 
     Parameters
     ----------
@@ -80,6 +89,14 @@ class JudgmentCache:
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(f"PRAGMA busy_timeout={int(self.timeout_s * 1000)}")
             conn.execute(_SCHEMA)
+            present = {row[1] for row in conn.execute("PRAGMA table_info(completions)")}
+            for column, definition in _ADDED_COLUMNS.items():
+                if column not in present:
+                    try:
+                        conn.execute(f"ALTER TABLE completions ADD COLUMN {column} {definition}")
+                    except sqlite3.OperationalError as exc:  # another process added it first
+                        if "duplicate column" not in str(exc):
+                            raise
             self._conn = conn
             self._pid = os.getpid()
         return self._conn
@@ -111,7 +128,7 @@ class JudgmentCache:
                 self._connection()
                 .execute(
                     "SELECT prompt_sha256, run, text, seed, latency_s, requested_at, completed_at, "
-                    "backend FROM completions WHERE model = ? AND sampling_key = ?",
+                    "backend, answered, attempts FROM completions WHERE model = ? AND sampling_key = ?",
                     (model, sampling_key),
                 )
                 .fetchall()
@@ -124,6 +141,8 @@ class JudgmentCache:
                 "requested_at": row[5],
                 "completed_at": row[6],
                 "backend": row[7],
+                "answered": bool(row[8]),
+                "attempts": int(row[9]),
             }
             for row in rows
         }
@@ -135,7 +154,11 @@ class JudgmentCache:
         backend: str,
         items: Iterable[tuple[str, Completion]],
     ) -> int:
-        """Store ``(prompt_sha256, completion)`` pairs in one transaction; returns rows written."""
+        """Store ``(prompt_sha256, completion)`` pairs in one transaction; returns rows written.
+
+        A key that holds an answer is never overwritten. A key that holds a non-answer is replaced
+        by the new completion (answer or not), and its ``attempts`` grow by one.
+        """
         stored_at = utc_now()
         rows = [
             (
@@ -150,6 +173,7 @@ class JudgmentCache:
                 c.completed_at,
                 backend,
                 stored_at,
+                0 if is_non_answer(c.text, c.answered) else 1,
             )
             for sha, c in items
         ]
@@ -161,9 +185,15 @@ class JudgmentCache:
             try:
                 before = conn.total_changes
                 conn.executemany(
-                    "INSERT OR IGNORE INTO completions (model, prompt_sha256, sampling_key, run, text, "
-                    "seed, latency_s, requested_at, completed_at, backend, stored_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO completions (model, prompt_sha256, sampling_key, run, text, "
+                    "seed, latency_s, requested_at, completed_at, backend, stored_at, answered, attempts) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) "
+                    "ON CONFLICT (model, prompt_sha256, sampling_key, run) DO UPDATE SET "
+                    "text = excluded.text, seed = excluded.seed, latency_s = excluded.latency_s, "
+                    "requested_at = excluded.requested_at, completed_at = excluded.completed_at, "
+                    "backend = excluded.backend, stored_at = excluded.stored_at, "
+                    "answered = excluded.answered, attempts = completions.attempts + 1 "
+                    "WHERE completions.answered = 0",
                     rows,
                 )
                 written = conn.total_changes - before

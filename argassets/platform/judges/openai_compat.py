@@ -195,12 +195,17 @@ class OpenAIJudge:
                 last_problem = f"{type(exc).__name__}"
             else:
                 if response.status_code == 200:
+                    # A body that is empty, not JSON, or has no choices or no content is a
+                    # non-answer: kept (invalid) and asked again at the next materialisation.
+                    answered = True
                     try:
                         payload = response.json()
                         message = payload["choices"][0]["message"]
                         text = message.get("content") or ""
-                    except (ValueError, KeyError, IndexError, TypeError):
+                        answered = bool(text.strip())
+                    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                         text = response.text
+                        answered = False
                     return Completion(
                         text=text,
                         run=int(run),
@@ -208,6 +213,7 @@ class OpenAIJudge:
                         latency_s=time.perf_counter() - started,
                         requested_at=requested_at,
                         completed_at=utc_now(),
+                        answered=answered,
                     )
                 status = response.status_code
                 last_problem = f"HTTP {status}: {self._scrub(response.text[:300])}"
