@@ -39,7 +39,9 @@ def test_shipped_registry_has_the_paper_models_and_the_baselines() -> None:
     assert registry.get("random").is_baseline
     assert registry.get("longer-wins").is_baseline
     assert not registry.get("smollm2-135m").is_baseline
-    gpus = {entry.model_id: entry.gpus for entry in registry.models if entry.backend == "vllm" and entry.device == "gpu"}
+    gpus = {
+        entry.model_id: entry.gpus for entry in registry.models if entry.backend == "vllm" and entry.device == "gpu"
+    }
     assert gpus["meta-llama/Llama-3.3-70B-Instruct"] == 4
     assert gpus["Qwen/Qwen2.5-7B-Instruct"] == 1
     assert gpus["mistralai/Mixtral-8x7B-Instruct-v0.1"] == 2
