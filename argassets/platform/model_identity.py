@@ -37,7 +37,7 @@ def model_identity(entry: ModelEntry) -> dict[str, Any]:
         identity["model_id"] = entry.model_id
         if entry.backend != "openai" and (entry.gguf_path or entry.gguf_package):
             from argassets.platform.judges.llama_cpp_backend import find_gguf
-            from argassets.platform.judges.vllm_model import file_sha256
+            from argassets.platform.judges.vllm_model import CONVERTED_DTYPE, file_sha256
 
             gguf = find_gguf(entry.gguf_path, entry.gguf_package)
             identity["weights"] = {"file": gguf.name, "sha256": file_sha256(gguf)}
@@ -46,9 +46,10 @@ def model_identity(entry: ModelEntry) -> dict[str, Any]:
                 "device": entry.device,
                 "max_model_len": entry.max_model_len,
                 "enforce_eager": entry.enforce_eager,
+                "dtype": entry.dtype,
             }
             if entry.gguf_path or entry.gguf_package:
-                identity["engine"]["dtype"] = "bfloat16"  # the dequantised folder vLLM loads
+                identity["engine"]["converted_to"] = CONVERTED_DTYPE  # the dequantised folder vLLM loads
         elif entry.backend == "llama_cpp":
             identity["engine"] = {"n_ctx": entry.n_ctx}
     return identity

@@ -96,6 +96,9 @@ class ModelEntry(_Strict):
     kv_cache_gib: float | None = Field(default=None, gt=0.0)
     #: ``vllm`` backend: skip torch.compile (faster start, slower steps).
     enforce_eager: bool = False
+    #: ``vllm`` backend: the dtype vLLM computes in (``auto``: the checkpoint's). On a CPU without
+    #: native bfloat16 (no AVX512-BF16/AMX), bfloat16 matrix products are about 30x slower than float32.
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
     #: Requests per batch (one cache commit each); default depends on the backend.
     batch_size: int | None = Field(default=None, ge=1)
     sampling: Sampling = Sampling()

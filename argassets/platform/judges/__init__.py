@@ -93,6 +93,7 @@ def build_judge(
                 device=entry.device,
                 kv_cache_gib=entry.kv_cache_gib,
                 enforce_eager=entry.enforce_eager,
+                dtype=entry.dtype,
             ),
             gguf=gguf,
         )

@@ -37,6 +37,7 @@ def engine_kwargs(
     device: str = "gpu",
     kv_cache_gib: float | None = None,
     enforce_eager: bool = False,
+    dtype: str = "auto",
 ) -> dict[str, Any]:
     """Arguments of ``vllm.LLM``: tensor parallelism and memory from the registry, prefix caching on.
 
@@ -67,6 +68,8 @@ def engine_kwargs(
         kwargs["kv_cache_memory_bytes"] = int(kv_cache_gib * (1 << 30))
     if enforce_eager:
         kwargs["enforce_eager"] = True
+    if dtype != "auto":
+        kwargs["dtype"] = dtype
     return kwargs
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "CONVERTED_DTYPE",
     "MODEL_CACHE_ENV_VAR",
     "STAMP_NAME",
     "converted_model_dir",
@@ -37,6 +38,8 @@ MODEL_CACHE_ENV_VAR = "ARGASSETS_MODEL_CACHE"
 STAMP_NAME = "argassets-conversion.json"
 #: Bump when the conversion itself changes, so that old folders are rebuilt.
 CONVERSION_VERSION = 1
+#: The dtype a GGUF is dequantised to (half the size of float32; vLLM may compute in another).
+CONVERTED_DTYPE = "bfloat16"
 
 _SHA_MEMO: dict[tuple[str, int, int], str] = {}
 
@@ -65,7 +68,7 @@ def model_cache_root(environ: Any = None) -> Path:
     return Path(configured).expanduser() if configured else Path.home() / ".cache" / "argassets" / "models"
 
 
-def converted_model_dir(gguf: str | os.PathLike[str], dtype: str = "bfloat16", root: Path | None = None) -> Path:
+def converted_model_dir(gguf: str | os.PathLike[str], dtype: str = CONVERTED_DTYPE, root: Path | None = None) -> Path:
     """Where the conversion of ``gguf`` to ``dtype`` lives: ``<root>/<stem>-<sha256[:16]>-<dtype>``."""
     path = Path(gguf)
     base = model_cache_root() if root is None else root
@@ -86,7 +89,9 @@ def read_stamp(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
     return data
 
 
-def convert_gguf(gguf: str | os.PathLike[str], destination: str | os.PathLike[str], dtype: str = "bfloat16") -> None:
+def convert_gguf(
+    gguf: str | os.PathLike[str], destination: str | os.PathLike[str], dtype: str = CONVERTED_DTYPE
+) -> None:
     """Dequantise ``gguf`` into a Hugging Face folder at ``destination`` (which must not exist yet).
 
     Needs torch, transformers, ``gguf`` and ``accelerate``. The tokenizer (with its chat template)
@@ -115,7 +120,7 @@ def convert_gguf(gguf: str | os.PathLike[str], destination: str | os.PathLike[st
 
 
 def ensure_converted(
-    gguf: str | os.PathLike[str], dtype: str = "bfloat16", root: Path | None = None, log: Any = None
+    gguf: str | os.PathLike[str], dtype: str = CONVERTED_DTYPE, root: Path | None = None, log: Any = None
 ) -> Path:
     """The converted folder of ``gguf``, converting it first when it is missing or incomplete.
 
