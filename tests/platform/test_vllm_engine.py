@@ -8,15 +8,23 @@
   gave. Each completion records the seed its sample was drawn with.
 - The real Dagster definitions: an ``aq_judgments`` partition in both orders and a
   ``political_predictions`` partition (JSON schema) of the entry, through the judgment cache.
+- ``vllm serve`` from the same install, same engine arguments, feeding the ``openai`` judge in both
+  structured-output modes that vLLM serves (``guided_choice`` and ``json_schema``).
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 import duckdb
+import httpx
 import pandas as pd
 import pytest
 
@@ -25,8 +33,8 @@ from argassets.argument_quality.corpus import find_corpus_files, load_corpus
 from argassets.argument_quality.judgments import N_RUNS
 from argassets.argument_quality.prompts import render_prompts
 from argassets.platform.choice_parsing import AQ_LABELS
-from argassets.platform.judges import VLLMJudge
-from argassets.platform.judges.vllm_backend import run_seed
+from argassets.platform.judges import OpenAIJudge, VLLMJudge
+from argassets.platform.judges.vllm_backend import run_seed, serve_args
 from argassets.platform.judges.vllm_model import read_stamp
 from argassets.platform.judging import ChatRequest, SamplingParams
 from argassets.platform.paths import SAMPLE_DATA_DIR
@@ -218,3 +226,82 @@ def test_political_predictions_partition(
     # JSON schema: every raw output is a {"Score": ...} object.
     for text in table["raw_output"]:
         assert set(json.loads(text)) == {"Score"}, text
+
+
+# --- vllm serve feeding the openai judge ---
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def vllm_server(
+    vllm_engine: VLLMJudge, vllm_entry: ModelEntry, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """``vllm serve`` with the registry entry's engine arguments on 127.0.0.1; yields its base URL."""
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("vllm-serve") / "server.log"
+    assert vllm_entry.model_id is not None
+    command = [str(Path(sys.executable).parent / "vllm"), "serve", *serve_args(vllm_engine.engine, vllm_entry.model_id)]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--api-key", "sk-vllm-test"]
+    with log_path.open("w") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 900
+        while True:
+            assert process.poll() is None, "vllm serve exited:\n" + log_path.read_text()[-4000:]
+            try:
+                if httpx.get(base_url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "vllm serve did not start:\n" + log_path.read_text()[-4000:]
+            time.sleep(1)
+        yield base_url + "/v1"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
+
+
+@pytest.mark.parametrize("mode", ["guided_choice", "json_schema"])
+def test_vllm_serve_feeds_the_openai_judge(
+    vllm_server: str, vllm_entry: ModelEntry, study_a_requests: list[ChatRequest], mode: str
+) -> None:
+    assert vllm_entry.model_id is not None
+    judge = OpenAIJudge(
+        vllm_entry.model_id, vllm_server, api_key="sk-vllm-test", max_concurrency=8, structured_output=mode
+    )  # type: ignore[arg-type]
+    try:
+        labels = judge.complete(study_a_requests[:16], SAMPLING, range(N_RUNS))
+        scores = judge.complete(
+            [
+                ChatRequest(
+                    "p",
+                    "Rate the political position of the argument from 0 (left) to 100 (right), or NA. Answer in JSON.",
+                    "Argument: taxes on the rich should be raised to fund hospitals.",
+                    json_schema=SCORE_JSON_SCHEMA,
+                )
+            ],
+            SamplingParams(0.7, top_p=1.0, seed=3, max_tokens=24),
+            range(3),
+        )
+    finally:
+        judge.close()
+    texts = [c.text for row in labels for c in row]
+    assert all(c.answered for row in labels for c in row)
+    if mode == "guided_choice":
+        assert set(texts) <= set(AQ_LABELS), texts  # the server restricted the output to the labels
+    else:
+        assert {json.loads(t)["label"] for t in texts} <= set(AQ_LABELS), texts
+    for completion in scores[0]:
+        assert parse_score(completion.text).is_valid, completion.text
+    # The seed sent for each run is the one recorded.
+    assert [c.seed for c in labels[0]] == [SAMPLING.run_seed(run) for run in range(N_RUNS)]

@@ -152,7 +152,10 @@ class OpenAIJudge:
                     "json_schema": {"name": "verdict", "strict": True, "schema": label_schema(request.choices)},
                 }
             elif mode == "guided_choice":
+                # vLLM >= 0.12 reads `structured_outputs` and silently ignores `guided_choice`
+                # (output NOT constrained); older servers read `guided_choice` and ignore the other.
                 body["guided_choice"] = list(request.choices)
+                body["structured_outputs"] = {"choice": list(request.choices)}
             elif mode == "json_object":
                 body["response_format"] = {"type": "json_object", "schema": label_schema(request.choices)}
             elif mode == "grammar":
@@ -165,6 +168,7 @@ class OpenAIJudge:
                 }
             elif mode == "guided_choice":
                 body["guided_json"] = request.json_schema
+                body["structured_outputs"] = {"json": request.json_schema}
             elif mode in ("json_object", "grammar"):
                 body["response_format"] = {"type": "json_object", "schema": request.json_schema}
         return body

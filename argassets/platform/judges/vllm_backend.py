@@ -23,6 +23,7 @@ __all__ = [
     "run_groups",
     "run_seed",
     "sampling_kwargs",
+    "serve_args",
     "to_vllm_sampling_params",
 ]
 
@@ -71,6 +72,26 @@ def engine_kwargs(
     if dtype != "auto":
         kwargs["dtype"] = dtype
     return kwargs
+
+
+def serve_args(engine: dict[str, Any], served_model_name: str) -> list[str]:
+    """``vllm serve`` arguments for the same engine as ``vllm.LLM(**engine)``, serving it under a name.
+
+    ``model`` becomes the positional argument; ``True``/``False`` become ``--flag``/``--no-flag``;
+    everything else ``--key-with-dashes value``.
+    """
+    args = [str(engine["model"]), "--served-model-name", served_model_name]
+    for key, value in engine.items():
+        if key == "model":
+            continue
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            args.append(flag)
+        elif value is False:
+            args.append("--no-" + key.replace("_", "-"))
+        else:
+            args += [flag, str(value)]
+    return args
 
 
 def request_seed(base_seed: int | None, prompt_sha256: str) -> int | None:
