@@ -290,3 +290,44 @@ def test_runs_keep_their_seed_whichever_are_asked_together() -> None:
 def test_registry_rejects_inconsistent_vllm_devices(fields: dict, message: str) -> None:
     with pytest.raises(RegistryError, match=message):
         _entry(**fields)
+
+
+class _RecordingLLM:
+    """Stands in for ``vllm.LLM.chat``: records the sampling parameters, answers 'A' per sample."""
+
+    def __init__(self) -> None:
+        self.params: list[dict] = []
+
+    def chat(self, messages, sampling_params, use_tqdm):
+        from types import SimpleNamespace
+
+        self.params.extend(p.kwargs for p in sampling_params)
+        return [
+            SimpleNamespace(outputs=[SimpleNamespace(text="A", index=i) for i in range(p.kwargs["n"])], metrics=None)
+            for p in sampling_params
+        ]
+
+
+def test_greedy_runs_go_as_single_samples_with_their_own_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    from types import SimpleNamespace
+
+    from argassets.platform.judges import VLLMJudge
+
+    class Params:
+        def __init__(self, **kwargs: object) -> None:
+            self.kwargs = kwargs
+
+    monkeypatch.setitem(sys.modules, "vllm.sampling_params", SimpleNamespace(StructuredOutputsParams=Params))
+    llm = _RecordingLLM()
+    judge = VLLMJudge(engine_kwargs("m", 1, 0.9), llm=llm, vllm_module=SimpleNamespace(SamplingParams=Params))
+    request = ChatRequest("p", "s", "u", choices=AQ_LABELS)
+    greedy = judge.complete([request], SamplingParams(0.0, seed=123), range(5))[0]
+    # vLLM refuses n > 1 at temperature 0: five requests of n = 1, seeds request_seed + run.
+    assert [p["n"] for p in llm.params] == [1] * 5
+    assert [c.seed for c in greedy] == [run_seed(123, request.prompt_sha256, r) for r in range(5)]
+    llm.params.clear()
+    sampled = judge.complete([request], SamplingParams(1.0, seed=123), [0, 1, 2])[0]
+    assert [p["n"] for p in llm.params] == [3] and [c.seed for c in sampled] == [
+        run_seed(123, request.prompt_sha256, r) for r in range(3)
+    ]

