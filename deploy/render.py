@@ -185,11 +185,16 @@ def vllm_args(entry: ModelEntry) -> list[str]:
     return args
 
 
+def _served(entry: ModelEntry) -> bool:
+    """Whether the fleet serves this entry: every ``vllm`` entry on GPUs."""
+    return entry.backend == "vllm" and entry.device == "gpu"
+
+
 def fleet_manifests(registry: ModelRegistry) -> list[dict[str, Any]]:
-    """A Deployment and a Service per ``vllm`` entry."""
+    """A Deployment and a Service per GPU ``vllm`` entry (CPU entries run where the asset runs)."""
     docs: list[dict[str, Any]] = []
     for entry in registry.models:
-        if entry.backend != "vllm":
+        if not _served(entry):
             continue
         name = k8s_name(entry.name)
         labels = {
@@ -300,7 +305,7 @@ def fleet_registry(registry: ModelRegistry) -> str:
     blocks = []
     for entry in registry.models:
         data = entry.model_dump(mode="json", exclude_defaults=True)
-        if entry.backend == "vllm":
+        if _served(entry):
             for key in ("gpus", "gpu_memory_utilization", "max_model_len"):
                 data.pop(key, None)
             data["backend"] = "openai"
@@ -332,7 +337,7 @@ def fleet_env(registry: ModelRegistry) -> str:
         f"{FLEET_API_KEY_ENV}=",
     ]
     for entry in registry.models:
-        if entry.backend == "vllm":
+        if _served(entry):
             lines.append(f"{url_env(entry.name)}={service_url(entry.name)}")
     return "\n".join(lines) + "\n"
 

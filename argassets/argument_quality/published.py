@@ -666,7 +666,7 @@ def with_published(
         summary = reproduction_summary(reproduction).drop(columns="published_as")
         out = out.merge(summary, on=["model", "strategy", "dimension"], how="left")
         mapped = out["published_as"].notna()
-        out["reproduced"] = np.where(mapped, out["reproduced"].fillna("unknown"), None)
+        out["reproduced"] = out["reproduced"].fillna("unknown").astype(object).where(mapped, None)
         for column in ("metrics_reproduced", "metrics_compared"):
             counts = pd.to_numeric(out[column], errors="coerce").fillna(0).astype(np.int64)
             out[column] = pd.array([int(c) if m else pd.NA for c, m in zip(counts, mapped, strict=True)], dtype="Int64")

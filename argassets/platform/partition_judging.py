@@ -19,6 +19,7 @@ from argassets.platform.incremental_judging import judge_incrementally
 from argassets.platform.judges import default_batch_size
 from argassets.platform.judging import CachedCompletion, ChatRequest, SamplingParams
 from argassets.platform.judgment_cache import JudgmentCache
+from argassets.platform.model_identity import cache_model_key, model_identity
 from argassets.platform.registry import ModelEntry
 from resources.judges import JudgeResource, JudgmentCacheResource
 
@@ -31,6 +32,9 @@ class PartitionJudgments:
     backend: str
     elapsed_s: float
     cache_location: str
+    #: What answered (:func:`argassets.platform.model_identity.model_identity`) and the cache key built from it.
+    identity: dict[str, Any] = field(default_factory=dict)
+    cache_model: str = ""
     #: HTTP requests and retries, for backends that count them (``openai``).
     http: dict[str, int] = field(default_factory=dict)
 
@@ -63,8 +67,12 @@ def judge_partition(
     """Every request answered ``n_runs`` times by ``entry``'s judge, through the judgment cache.
 
     Imported judgments are re-read from their file every time (an in-memory cache); every other
-    backend shares the persistent cache, so a re-run sends only what is missing.
+    backend shares the persistent cache, so a re-run sends only what is missing. The cache is keyed
+    by the model's identity (``<name>@<identity key>``), not by its registry name alone: answers of
+    an entry whose model, weights or output-changing engine arguments changed are not reused.
     """
+    identity = model_identity(entry)
+    cache_model = cache_model_key(entry, identity)
     the_judge = judge.build(entry)
     imported = entry.backend == "import"
     cache = JudgmentCache(":memory:") if imported else judgment_cache.open()
@@ -72,7 +80,7 @@ def judge_partition(
     try:
         completions = judge_incrementally(
             the_judge,
-            entry.name,
+            cache_model,
             requests,
             sampling,
             n_runs,
@@ -93,6 +101,8 @@ def judge_partition(
         elapsed_s=time.perf_counter() - started,
         cache_location="none (import)" if imported else judgment_cache.location(),
         http=http,
+        identity=identity,
+        cache_model=cache_model,
     )
 
 
@@ -118,6 +128,7 @@ def judging_metadata(
         "invalid_share": float(invalid / len(table)) if len(table) else 0.0,
         "elapsed_s": round(judged.elapsed_s, 3),
         "cache": judged.cache_location,
+        "model_identity": dg.MetadataValue.json({**judged.identity, "cache_key": judged.cache_model}),
         **judged.http,
     }
     if invalid:

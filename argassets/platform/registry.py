@@ -117,6 +117,17 @@ class ModelEntry(_Strict):
     gpus: int = Field(default=0, ge=0, le=64)
     gpu_memory_utilization: float = Field(default=0.9, gt=0.0, le=1.0)
     max_model_len: int | None = Field(default=None, ge=256)
+    #: ``vllm`` backend: ``gpu`` (CUDA, ``gpus`` >= 1) or ``cpu`` (vLLM's CPU build, ``gpus`` = 0).
+    device: Literal["gpu", "cpu"] = "gpu"
+    #: ``vllm`` backend: KV cache size in GiB (default: what ``gpu_memory_utilization`` leaves).
+    kv_cache_gib: float | None = Field(default=None, gt=0.0)
+    #: ``vllm`` backend: skip torch.compile (faster start, slower steps).
+    enforce_eager: bool = False
+    #: ``vllm`` backend: the dtype vLLM computes in (``auto``: the checkpoint's). On a CPU without
+    #: native bfloat16 (no AVX512-BF16/AMX), bfloat16 matrix products are about 30x slower than float32.
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
+    #: Requests per batch (one cache commit each); default depends on the backend.
+    batch_size: int | None = Field(default=None, ge=1)
     sampling: Sampling = Sampling()
     reasoning: bool = False
     position_bias: bool = False
@@ -129,7 +140,9 @@ class ModelEntry(_Strict):
     #: ``import`` backend: file of judgments made elsewhere, and its format.
     path: str | None = None
     format: Literal["tidy", "published_tsv"] | None = None
-    #: ``llama_cpp`` backend: a GGUF file, or a Python package that ships one.
+    #: ``llama_cpp`` backend: a GGUF file, or a Python package that ships one. ``vllm`` backend: the
+    #: GGUF is dequantised once into a safetensors folder (argassets.platform.judges.vllm_model)
+    #: and vLLM loads that; ``model_id`` stays the model's name.
     gguf_path: str | None = None
     gguf_package: str | None = None
     n_ctx: int = Field(default=2048, ge=256)
@@ -156,8 +169,12 @@ class ModelEntry(_Strict):
     def _backend_requirements(self) -> ModelEntry:
         if self.backend in ("vllm", "openai") and not self.model_id:
             raise ValueError(f"backend '{self.backend}' needs 'model_id'")
-        if self.backend == "vllm" and self.gpus < 1:
+        if self.backend == "vllm" and self.device == "gpu" and self.gpus < 1:
             raise ValueError("backend 'vllm' needs 'gpus' >= 1 (the tensor-parallel size)")
+        if self.backend == "vllm" and self.device == "cpu" and self.gpus != 0:
+            raise ValueError("backend 'vllm' with device 'cpu' runs on no GPU: set 'gpus' = 0")
+        if self.device == "cpu" and self.backend != "vllm":
+            raise ValueError("'device' only applies to backend 'vllm'")
         if self.backend == "import" and not self.path:
             raise ValueError("backend 'import' needs 'path'")
         if self.backend == "llama_cpp" and not (self.gguf_path or self.gguf_package):

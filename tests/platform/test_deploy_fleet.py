@@ -137,7 +137,7 @@ def manifests() -> list[dict[str, Any]]:
 
 
 def test_every_vllm_model_is_served_with_its_registry_gpu_count(manifests: list[dict[str, Any]]) -> None:
-    vllm = [e for e in load_registry().models if e.backend == "vllm"]
+    vllm = [e for e in load_registry().models if e.backend == "vllm" and e.device == "gpu"]
     deployments = {d["metadata"]["annotations"]["argassets/model"]: d for d in manifests if d["kind"] == "Deployment"}
     services = {d["metadata"]["name"] for d in manifests if d["kind"] == "Service"}
     assert set(deployments) == {e.name for e in vllm}
@@ -168,7 +168,7 @@ def test_fleet_registry_keeps_every_partition_and_points_each_vllm_model_at_its_
         served = fleet.get(entry.name)
         assert served.studies == entry.studies and served.scope == entry.scope
         assert served.sampling == entry.sampling and served.position_bias == entry.position_bias
-        if entry.backend == "vllm":
+        if entry.backend == "vllm" and entry.device == "gpu":
             assert served.backend == "openai" and served.gpus == 0
             assert served.model_id == entry.model_id
             assert env[served.base_url_env] == render.service_url(entry.name)

@@ -202,7 +202,7 @@ def test_every_gpu_size_of_the_registry_maps_to_its_request(
 
 def test_registry_gpu_counts_are_the_ones_the_paper_used() -> None:
     registry = load_registry()
-    sizes = {e.size_class: e.gpus for e in registry.models if e.backend == "vllm"}
+    sizes = {e.size_class: e.gpus for e in registry.models if e.backend == "vllm" and e.device == "gpu"}
     assert sizes == {"small": 1, "medium": 2, "large": 4}
 
 

@@ -31,12 +31,17 @@ PAPER_MODEL_IDS = {
 
 def test_shipped_registry_has_the_paper_models_and_the_baselines() -> None:
     registry = load_registry(DEFAULT_REGISTRY_PATH)
-    vllm_ids = {entry.model_id for entry in registry.models if entry.backend == "vllm"}
+    vllm_ids = {entry.model_id for entry in registry.models if entry.backend == "vllm" and entry.device == "gpu"}
     assert vllm_ids == PAPER_MODEL_IDS
+    # Plus SmolLM2 through vLLM's CPU build, for the tests (pilot scope).
+    cpu = registry.get("smollm2-135m-vllm")
+    assert cpu.backend == "vllm" and cpu.device == "cpu" and cpu.gpus == 0 and cpu.scope.max_comparisons
     assert registry.get("random").is_baseline
     assert registry.get("longer-wins").is_baseline
     assert not registry.get("smollm2-135m").is_baseline
-    gpus = {entry.model_id: entry.gpus for entry in registry.models if entry.backend == "vllm"}
+    gpus = {
+        entry.model_id: entry.gpus for entry in registry.models if entry.backend == "vllm" and entry.device == "gpu"
+    }
     assert gpus["meta-llama/Llama-3.3-70B-Instruct"] == 4
     assert gpus["Qwen/Qwen2.5-7B-Instruct"] == 1
     assert gpus["mistralai/Mixtral-8x7B-Instruct-v0.1"] == 2

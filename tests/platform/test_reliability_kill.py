@@ -62,7 +62,9 @@ def _cached(cache: Path) -> set[tuple[str, int]]:
         with sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=5) as con:
             return {
                 (sha, int(run))
-                for sha, run in con.execute("SELECT prompt_sha256, run FROM completions WHERE model = ?", (MODEL,))
+                for sha, run in con.execute(
+                    "SELECT prompt_sha256, run FROM completions WHERE model LIKE ?", (MODEL + "@%",)
+                )
             }
     except sqlite3.OperationalError:
         return set()

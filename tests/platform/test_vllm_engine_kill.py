@@ -1,0 +1,150 @@
+"""Kill a real vLLM judgments run mid-partition, run it again: nothing lost, nothing sent twice.
+
+A real ``argassets materialize`` process judges the sample corpus with the registry's vLLM CPU
+entry (batches of 4 requests, each stored before the next is sent). Once some batches are in the
+judgment cache, the run's process group (the Dagster process, vLLM's engine core and its worker)
+gets SIGKILL. Then: no engine process survives; the second run starts its own engine, sends exactly
+the completions the cache lacked, and the partition holds every (comparison, order, run) once.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+
+from argassets.platform.registry import load_registry
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+SAMPLE = ROOT / "data" / "sample"
+MODEL = "vllm-kill"
+BATCH = 4
+
+pytestmark = [pytest.mark.vllm_engine, pytest.mark.slow]
+
+
+def _registry() -> str:
+    entry = load_registry().get("smollm2-135m-vllm")
+    fields = entry.model_dump(mode="json", exclude_defaults=True, exclude={"name", "scope", "studies"})
+    lines = ["[[models]]", f'name = "{MODEL}"', 'studies = ["argument_quality"]', f"batch_size = {BATCH}"]
+    for key, value in fields.items():
+        rendered = str(value).lower() if isinstance(value, bool) else repr(value).replace("'", '"')
+        lines.append(f"{key} = {rendered}")
+    lines.append('scope = { topics = [1], dimensions = ["logic"], strategies = ["zero"], max_comparisons = 16 }')
+    return "\n".join(lines) + "\n"
+
+
+def _cached(cache: Path) -> int:
+    if not cache.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{cache}?mode=ro", uri=True, timeout=5) as con:
+            return int(
+                con.execute("SELECT count(*) FROM completions WHERE model LIKE ?", (MODEL + "@%",)).fetchone()[0]
+            )
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _group_alive(pgid: int) -> list[str]:
+    alive = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            alive.append(proc.name)
+    return alive
+
+
+def _materialize(env: dict[str, str], log: Path) -> subprocess.Popen:
+    # The project's command: it marks a run killed without a trace as failed and frees its pool slot.
+    command = [str(BIN / "argassets"), "materialize", MODEL, "--study", "argument_quality"]
+    return subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+def test_killed_vllm_run_resumes_without_loss_or_resending(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(ROOT / "deploy" / "local" / "dagster.yaml", home / "dagster.yaml")
+    (tmp_path / "models.toml").write_text(_registry(), encoding="utf-8")
+    cache = tmp_path / "cache.sqlite"
+    database = tmp_path / "argassets.duckdb"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGASSETS_", "DAGSTER_"))}
+    env.update(
+        DAGSTER_HOME=str(home),
+        ARGASSETS_DUCKDB=str(database),
+        ARGASSETS_CACHE=str(cache),
+        ARGASSETS_DATA_DIR=str(SAMPLE),
+        ARGASSETS_MODELS=str(tmp_path / "models.toml"),
+        ARGASSETS_AUTOMATION="off",
+        PYTHONUNBUFFERED="1",
+    )
+    setup = subprocess.run(
+        [str(BIN / "argassets"), "partitions", "sync"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert setup.returncode == 0, setup.stderr
+    inputs = subprocess.run(
+        [str(BIN / "dagster"), "asset", "materialize", "-m", "argassets.definitions", "--select",
+         "webis_arguments,webis_expert_comparisons,aq_few_shot_examples,aq_prompts"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert inputs.returncode == 0, inputs.stdout[-2000:]
+    with duckdb.connect(str(database), read_only=True) as con:
+        in_scope = con.execute(
+            "SELECT count(*) FROM main.aq_prompts WHERE topic_id = 1 AND dimension = 'logic' AND strategy = 'zero'"
+        ).fetchone()[0]
+    expected = min(int(in_scope), 16) * 2 * 3  # both orders, 3 runs
+
+    # 1. Judge until a couple of batches are stored, then SIGKILL the whole process group.
+    first_log = tmp_path / "first.log"
+    process = _materialize(env, first_log)
+    deadline = time.monotonic() + 1500
+    while _cached(cache) < 2 * BATCH * 3:
+        assert process.poll() is None, "the run ended before it could be killed:\n" + first_log.read_text()[-3000:]
+        assert time.monotonic() < deadline, "the run never got going:\n" + first_log.read_text()[-3000:]
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=60)
+    deadline = time.monotonic() + 60
+    while _group_alive(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _group_alive(process.pid), "vLLM engine processes outlived the killed run"
+    cached_at_kill = _cached(cache)
+    assert 0 < cached_at_kill < expected, "killed in the middle of the partition"
+
+    # 2. Run again: it finishes, sending only what the cache lacks.
+    second_log = tmp_path / "second.log"
+    again = _materialize(env, second_log)
+    assert again.wait(timeout=1500) == 0, second_log.read_text()[-3000:]
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    with dg.DagsterInstance.get() as instance:
+        event = instance.get_latest_materialization_event(dg.AssetKey("aq_judgments"))
+        assert event is not None and event.asset_materialization is not None
+        metadata = {k: v.value for k, v in event.asset_materialization.metadata.items()}
+    assert metadata["completions_sent"] == expected - cached_at_kill
+    assert metadata["completions_from_cache"] == cached_at_kill
+
+    with duckdb.connect(str(database), read_only=True) as con:
+        rows, distinct, valid = con.execute(
+            'SELECT count(*), count(DISTINCT (comparison_id, "order", run)), sum(CASE WHEN is_valid THEN 1 ELSE 0 END) '
+            "FROM main.aq_judgments WHERE judge_model = ?",
+            [MODEL],
+        ).fetchone()
+    assert rows == distinct == expected and valid == expected
+    assert _cached(cache) == expected
