@@ -11,7 +11,7 @@ Commands::
     argassets pools --gpu 1        # limit of the "gpu" concurrency pool (judging steps)
     argassets materialize random   # one model partition of every study it takes part in
     argassets backfill --from longer-wins --to random    # a range of partitions (registry order)
-    argassets run-default          # study inputs, every baseline, then every report
+    argassets run-default          # study inputs, every baseline and published import, then every report
     argassets runs mark-orphans    # runs whose process died (kill -9) are marked failed
     argassets ui                   # dagster dev on 127.0.0.1
 
@@ -323,6 +323,15 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def default_models(registry: ModelRegistry, published_data: bool) -> list[str]:
+    """What ``run-default`` judges: every baseline and, with the published data, every import of the
+    published political predictions (so that the KB holds the paper's 22 models and its ensembles)."""
+    names = [e.name for e in registry.models if e.backend in BASELINE_BACKENDS]
+    if published_data:
+        names += [e.name for e in registry.models if e.backend == "import" and e.format == "published_tsv"]
+    return names
+
+
 def cmd_run_default(args: argparse.Namespace) -> int:
     instance = get_instance()
     registry = _registry()
@@ -331,7 +340,7 @@ def cmd_run_default(args: argparse.Namespace) -> int:
     names = (
         [_check_key(p.strip(), "--models") for p in args.models.split(",") if p.strip()]
         if args.models
-        else [e.name for e in registry.models if e.backend in BASELINE_BACKENDS]
+        else default_models(registry, resolve_data_dir() is not None)
     )
     unknown = [n for n in names if n not in registry.names]
     if unknown:
@@ -445,9 +454,10 @@ def build_parser() -> argparse.ArgumentParser:
     back.set_defaults(func=cmd_backfill)
 
     default = sub.add_parser(
-        "run-default", help="every unpartitioned input and table, the baselines, then every report"
+        "run-default",
+        help="every unpartitioned input and table, the baselines and published imports, then every report",
     )
-    default.add_argument("--models", help="comma-separated entries instead of the baselines")
+    default.add_argument("--models", help="comma-separated entries instead of the baselines and published imports")
     default.set_defaults(func=cmd_run_default)
 
     runs = sub.add_parser("runs", help="run housekeeping")

@@ -6,9 +6,10 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
-from argassets.political.model_stats import STATS_COLUMNS, scores_from_json, scores_to_json, summarise_scores
+from argassets.political.model_stats import STATS_COLUMNS, join_runs, scores_from_json
 
 #: The ensembles of the paper, in report order.
 ENSEMBLES: tuple[str, ...] = ("E1", "E2", "E3")
@@ -34,6 +35,7 @@ def ensemble_membership(
     stats: pd.DataFrame,
     reasoning: Mapping[str, bool],
     excluded: Mapping[str, str] | None = None,
+    counts: Mapping[str, tuple[int, int, int]] | None = None,
 ) -> list[EnsembleMember]:
     """Which models make up E1, E2 and E3.
 
@@ -51,7 +53,12 @@ def ensemble_membership(
     reasoning
         Registry ``reasoning`` flag per model name (missing names count as ``False``).
     excluded
-        Models that are not pooled, with the reason (baselines; imports keyed by another KB).
+        Models that are not pooled, with the reason (baselines, models gone from the registry).
+    counts
+        ``(n_scores, n_na, n_invalid)`` per model that the E3 rule counts instead of its rows of
+        ``stats``: for a published import, its whole published file (the paper's KB, where the
+        rule was applied), since the KB carries one row per prompt text (see
+        ``argassets.political.published_index``).
 
     Returns
     -------
@@ -60,7 +67,6 @@ def ensemble_membership(
     """
     excluded = dict(excluded or {})
     members = []
-    counts: dict[str, tuple[int, int, int]] = {}
     if not stats.empty:
         lengths = stats["scores"].map(lambda text: len(scores_from_json(text)))
         grouped = (
@@ -75,9 +81,15 @@ def ensemble_membership(
             .groupby("system")[["n_scores", "na", "invalid"]]
             .sum()
         )
-        counts = {name: (int(r.n_scores), int(r.na), int(r.invalid)) for name, r in grouped.iterrows()}
-    for name in sorted(set(counts) | set(excluded)):
-        n_scores, n_na, n_invalid = counts.get(name, (0, 0, 0))
+        totals = {name: (int(r.n_scores), int(r.na), int(r.invalid)) for name, r in grouped.iterrows()}
+    else:
+        totals = {}
+    overridden = {name for name in (counts or {}) if name in totals}
+    for name in overridden:
+        value = (counts or {})[name]
+        totals[name] = (int(value[0]), int(value[1]), int(value[2]))
+    for name in sorted(set(totals) | set(excluded)):
+        n_scores, n_na, n_invalid = totals.get(name, (0, 0, 0))
         flag = bool(reasoning.get(name, False))
         if name in excluded:
             members.append(
@@ -86,6 +98,8 @@ def ensemble_membership(
             continue
         in_e3 = n_na > n_scores  # E3 rule: NA answers outnumber valid scores over the whole KB
         note = "NA answers outnumber valid scores" if in_e3 else "valid scores at least as many as NA answers"
+        if name in overridden:
+            note += " (counted over its whole published file)"
         members.append(EnsembleMember(name, flag, n_scores, n_na, n_invalid, True, note, True, flag, in_e3))
     return members
 
@@ -125,28 +139,31 @@ def pool_ensemble(stats: pd.DataFrame, members: Sequence[str], name: str) -> pd.
         return pd.DataFrame({column: pd.Series(dtype=object) for column in columns})
     order = {member: position for position, member in enumerate(members)}
     subset = subset.assign(_order=subset["system"].map(order)).sort_values(["argument_id", "_order"], kind="stable")
-    rows = []
-    for argument_id, group in subset.groupby("argument_id", sort=True):
-        scores: list[float] = []
-        for text in group["scores"]:
-            scores.extend(scores_from_json(text))
-        na = int(group["na_count"].sum())
-        invalid = int(group["invalid_count"].sum())
-        n = int(group["n_repetitions"].sum())
-        mean, var, std = summarise_scores(scores)
-        rows.append(
-            (
-                name,
-                argument_id,
-                scores_to_json(scores),
-                mean,
-                var,
-                std,
-                na,
-                invalid,
-                n,
-                na / n if n else math.nan,
-                len(group),
-            )
-        )
-    return pd.DataFrame(rows, columns=columns)
+    # the members' score arrays, concatenated in member order (as JSON text: "[a, b]" lists joined)
+    inner = [text.strip()[1:-1].strip() for text in subset["scores"].astype(str)]
+    grouped = subset.groupby("argument_id", sort=True)
+    out = grouped.agg(
+        na_count=("na_count", "sum"),
+        invalid_count=("invalid_count", "sum"),
+        n_repetitions=("n_repetitions", "sum"),
+        n_members=("system", "size"),
+    )
+    joined = join_runs(inner, out["n_members"].to_numpy())
+    out["scores"] = ["[" + ", ".join(part for part in text.split(", ") if part) + "]" for text in joined]
+    # moments over the concatenated values (two passes, as numpy computes them on one array)
+    lengths = np.array([0 if not text else text.count(",") + 1 for text in inner], dtype=np.int64)
+    present = [text for text in inner if text]
+    values = np.array(",".join(present).split(","), dtype=float) if present else np.zeros(0)
+    codes = np.repeat(np.repeat(np.arange(len(out)), out["n_members"].to_numpy()), lengths)
+    n = np.bincount(codes, minlength=len(out))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(codes, weights=values, minlength=len(out)) / n
+        var = np.bincount(codes, weights=(values - mean[codes]) ** 2, minlength=len(out)) / n
+    out["mean"], out["var"], out["std"] = mean, var, np.sqrt(var)
+    out["prob_na"] = np.where(
+        out["n_repetitions"] > 0, out["na_count"] / out["n_repetitions"].where(out["n_repetitions"] > 0, 1), math.nan
+    )
+    out = out.reset_index()
+    out["system"] = name
+    out = out[columns]
+    return out.astype({"na_count": "int64", "invalid_count": "int64", "n_repetitions": "int64", "n_members": "int64"})

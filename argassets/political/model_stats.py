@@ -85,11 +85,40 @@ def model_stats(predictions: pd.DataFrame, system_column: str = "judge_model") -
     )
     scored = frame[is_valid & ~is_na]
     values = scored["score"].astype(float)
-    grouped = values.groupby([scored[system_column], scored["argument_id"]], sort=True)
-    moments = pd.DataFrame({"mean": grouped.mean(), "var": grouped.var(ddof=0), "lists": grouped.agg(list)})
+    by = [scored[system_column], scored["argument_id"]]
+    groups = values.groupby(by, sort=True)
+    moments = pd.DataFrame({"mean": groups.mean(), "var": groups.var(ddof=0)})
+    # rows are sorted by the keys, so each group is a contiguous run
+    moments["inner"] = join_runs(_score_texts(values.to_numpy()), groups.size().to_numpy())
     out = counts.join(moments, how="left").reset_index().rename(columns={system_column: "system"})
-    out["scores"] = [scores_to_json(v) if isinstance(v, list) else "[]" for v in out["lists"]]
+    out["scores"] = "[" + out["inner"].fillna("") + "]"
     out["std"] = np.sqrt(out["var"])
     out["prob_na"] = out["na_count"] / out["n_repetitions"]
     out = out[STATS_COLUMNS]
     return out.astype({"na_count": "int64", "invalid_count": "int64", "n_repetitions": "int64"})
+
+
+_INTEGER_TEXT = np.array([str(i) for i in range(101)], dtype=object)
+
+
+def join_runs(texts: Sequence[str], lengths: Sequence[int]) -> list[str]:
+    """``", "``-joined consecutive runs of ``texts`` of the given lengths."""
+    out = []
+    start = 0
+    for length in lengths:
+        out.append(", ".join(texts[start : start + int(length)]))
+        start += int(length)
+    return out
+
+
+def _score_texts(values: np.ndarray) -> list[str]:
+    """Each score as :func:`scores_to_json` writes it (integers without a decimal point)."""
+    values = np.asarray(values, dtype=float)
+    integral = (values == np.round(values)) & (values >= 0) & (values <= 100)
+    texts = np.empty(len(values), dtype=object)
+    texts[integral] = _INTEGER_TEXT[values[integral].astype(int)]
+    for position in np.flatnonzero(~integral):
+        texts[position] = json.dumps(
+            int(values[position]) if float(values[position]).is_integer() else float(values[position])
+        )
+    return texts.tolist()

@@ -1,18 +1,36 @@
 """Export of the political knowledge base to Neo4j with the official driver.
 
-Plain functions, no Dagster. The export is a *sync*: unique constraints first, then arguments
-(label ``Argument``) and relations written in ``UNWIND`` batches with ``MERGE`` (so a second export
-changes nothing, and an export that died half-way is completed by the next one), then whatever the
-graph holds beyond the current tables (arguments or relations of an older KB) is removed. Every
-query takes its data as parameters; relationship types, the only identifiers spliced into query
-text, come from the fixed tuple :data:`RELATIONSHIP_TYPES`.
+Plain functions, no Dagster. Readers never see a mixed graph, and one export runs at a time:
+
+1. **Lock.** The export takes a lease held in the database itself (node ``KbExport {name:
+   'political_kb'}``: ``lock_holder``, ``lock_expires_ms``), acquired in a write transaction, so
+   two exports from any machines serialise on it; the lease is renewed with every batch and
+   released at the end. A lease whose holder died (process or server killed) expires after
+   ``lease_s`` and can then be taken over.
+2. **Stage.** Arguments are written as ``ArgumentStaging`` nodes under a new export stamp
+   (``kb_export``), and their relations between those nodes, in ``UNWIND`` batches with ``MERGE``
+   on ``(argument_id, kb_export)`` (a retried batch writes nothing twice). The visible graph, the
+   ``Argument`` nodes, is untouched meanwhile; the leftovers of an export that died are removed
+   first.
+3. **Check.** The staged node and per-type relationship counts must equal the tables; otherwise
+   the export stops and the visible graph stays the previous one.
+4. **Switch** in one transaction, which first checks that the lease is still this export's: the
+   previous ``Argument`` nodes become ``ArgumentRetired``, the staged ones ``Argument``, and
+   ``KbExport.live_stamp`` records the stamp. Readers see the old graph or the new one.
+5. **Prune** the retired nodes in batches (invisible to ``MATCH (:Argument)`` queries), release.
+
+Every query takes its data as parameters; relationship types, the only identifiers spliced into
+query text, come from the fixed tuple :data:`RELATIONSHIP_TYPES`.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
+import socket
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -26,10 +44,19 @@ RELATIONSHIP_TYPES = ("SUPPORTS", "ATTACKS", "IS_A_REPHRASE_OF", "TRANSITIONS_TO
 #: Statistic columns of ``political_model_stats`` / ``political_ensembles`` exported per system.
 STAT_COLUMNS = ("mean", "var", "std", "na_count", "prob_na")
 CONSTRAINT_NAME = "argument_id_unique"
+STAGING_LABEL = "ArgumentStaging"
+RETIRED_LABEL = "ArgumentRetired"
+STATE_LABEL = "KbExport"
+STATE_NAME = "political_kb"
+STAGING_CONSTRAINT_NAME = "argument_staging_key"
+STATE_CONSTRAINT_NAME = "kb_export_name_unique"
 DEFAULT_BATCH_SIZE = 10000
-#: Property that every node and relationship written by one export carries (its run stamp);
-#: what lacks the current stamp afterwards is stale and removed.
+#: Property that every node and relationship written by one export carries (its export stamp).
 EXPORT_STAMP = "kb_export"
+#: How long a lease lasts without renewal (each batch renews it).
+DEFAULT_LEASE_S = 120.0
+#: How long an export waits for another one to finish before it gives up.
+DEFAULT_LOCK_WAIT_S = 900.0
 
 
 class Neo4jExportError(RuntimeError):
@@ -95,12 +122,15 @@ def connect(settings: Neo4jSettings, timeout_s: float = 10.0) -> Driver:
 
 
 def ensure_constraints(driver: Driver, database: str) -> None:
-    """The unique constraint on ``Argument.argument_id`` (also the index every MERGE/MATCH uses)."""
-    driver.execute_query(
-        f"CREATE CONSTRAINT {CONSTRAINT_NAME} IF NOT EXISTS "
-        f"FOR (a:{ARGUMENT_LABEL}) REQUIRE a.{ARGUMENT_KEY} IS UNIQUE",
-        database_=database,
-    )
+    """Unique ``Argument.argument_id`` (the index every reader uses), unique ``(argument_id,
+    kb_export)`` of staged nodes (the index every staged MERGE/MATCH uses), unique ``KbExport.name``."""
+    for query in (
+        f"CREATE CONSTRAINT {CONSTRAINT_NAME} IF NOT EXISTS FOR (a:{ARGUMENT_LABEL}) REQUIRE a.{ARGUMENT_KEY} IS UNIQUE",
+        f"CREATE CONSTRAINT {STAGING_CONSTRAINT_NAME} IF NOT EXISTS FOR (a:{STAGING_LABEL}) "
+        f"REQUIRE (a.{ARGUMENT_KEY}, a.{EXPORT_STAMP}) IS UNIQUE",
+        f"CREATE CONSTRAINT {STATE_CONSTRAINT_NAME} IF NOT EXISTS FOR (k:{STATE_LABEL}) REQUIRE k.name IS UNIQUE",
+    ):
+        driver.execute_query(query, database_=database)
 
 
 def system_property_prefix(system: str) -> str:
@@ -178,18 +208,19 @@ def _batches(rows: Sequence[dict], size: int) -> Iterable[Sequence[dict]]:
 
 NODE_QUERY = (
     f"UNWIND $rows AS row "
-    f"MERGE (a:{ARGUMENT_LABEL} {{{ARGUMENT_KEY}: row.id}}) "
+    f"MERGE (a:{STAGING_LABEL} {{{ARGUMENT_KEY}: row.id, {EXPORT_STAMP}: $stamp}}) "
     f"SET a = row.props, a.{EXPORT_STAMP} = $stamp"
 )
 
 
 def relationship_query(relationship_type: str) -> str:
+    """The staged-relationship query of one type (between the staged nodes of ``$stamp``)."""
     if relationship_type not in RELATIONSHIP_TYPES:
         raise ValueError(f"unknown relationship type {relationship_type!r}")
     return (
         f"UNWIND $rows AS row "
-        f"MATCH (s:{ARGUMENT_LABEL} {{{ARGUMENT_KEY}: row.s}}) "
-        f"MATCH (t:{ARGUMENT_LABEL} {{{ARGUMENT_KEY}: row.t}}) "
+        f"MATCH (s:{STAGING_LABEL} {{{ARGUMENT_KEY}: row.s, {EXPORT_STAMP}: $stamp}}) "
+        f"MATCH (t:{STAGING_LABEL} {{{ARGUMENT_KEY}: row.t, {EXPORT_STAMP}: $stamp}}) "
         f"MERGE (s)-[r:{relationship_type} {{aif_node_id: row.aif}}]->(t) "
         f"SET r.nodeset = row.nodeset, r.{EXPORT_STAMP} = $stamp"
     )
@@ -197,17 +228,202 @@ def relationship_query(relationship_type: str) -> str:
 
 @dataclass
 class ExportResult:
+    stamp: str = ""
     nodes: int = 0
     relationships: dict[str, int] = field(default_factory=dict)
     batches: int = 0
+    leftover_nodes_removed: int = 0
     stale_nodes_removed: int = 0
     stale_relationships_removed: int = 0
     prediction_properties: int = 0
+    lock_wait_s: float = 0.0
     seconds: float = 0.0
 
 
 class InjectedFailure(RuntimeError):
     """Raised by :func:`export_kb` when ``fail_after_batches`` is reached (crash tests)."""
+
+
+class ExportLockedError(Neo4jExportError):
+    """Another export holds the lease and did not release it in time."""
+
+
+class LeaseLostError(Neo4jExportError):
+    """This export's lease expired and another export took it: nothing is switched."""
+
+
+class CountsMismatchError(Neo4jExportError):
+    """The staged graph's counts differ from the tables: nothing is switched."""
+
+
+def new_stamp() -> str:
+    """A unique export stamp: UTC time, host and a random suffix."""
+    return (
+        f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    )
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+# Each query first writes the KbExport node (``lock_touched_ms``), which takes its exclusive lock,
+# and only then reads the lease: a read before the lock could see a lease as free that another
+# transaction is taking at that moment (Neo4j's documented lost-update pattern).
+ACQUIRE_QUERY = (
+    f"MERGE (k:{STATE_LABEL} {{name: $name}}) "
+    f"SET k.lock_touched_ms = $now "
+    f"WITH k, (k.lock_holder IS NULL OR k.lock_expires_ms < $now) AS free "
+    f"SET k.lock_holder = CASE WHEN free THEN $holder ELSE k.lock_holder END, "
+    f"k.lock_expires_ms = CASE WHEN free THEN $now + $lease_ms ELSE k.lock_expires_ms END, "
+    f"k.lock_since = CASE WHEN free THEN $now ELSE k.lock_since END "
+    f"RETURN k.lock_holder AS holder, k.lock_expires_ms AS expires, k.lock_since AS since, free"
+)
+RENEW_QUERY = (
+    f"MATCH (k:{STATE_LABEL} {{name: $name}}) SET k.lock_touched_ms = $now "
+    f"WITH k WHERE k.lock_holder = $holder "
+    f"SET k.lock_expires_ms = $now + $lease_ms RETURN count(k) AS n"
+)
+RELEASE_QUERY = (
+    f"MATCH (k:{STATE_LABEL} {{name: $name}}) SET k.lock_touched_ms = $now "
+    f"WITH k WHERE k.lock_holder = $holder "
+    f"REMOVE k.lock_holder, k.lock_expires_ms, k.lock_since RETURN count(k) AS n"
+)
+
+
+def acquire_lock(
+    driver: Driver,
+    database: str,
+    holder: str,
+    lease_s: float = DEFAULT_LEASE_S,
+    wait_s: float = DEFAULT_LOCK_WAIT_S,
+    poll_s: float = 0.5,
+    log: Callable[[str], None] | None = None,
+) -> float:
+    """Take the export lease (waiting up to ``wait_s`` for another holder); returns the seconds waited.
+
+    The ``MERGE`` on the uniquely constrained ``KbExport`` node write-locks it, so two acquiring
+    transactions serialise and exactly one sees the lease free.
+
+    Raises
+    ------
+    ExportLockedError
+        Another export still holds an unexpired lease after ``wait_s`` (names it and since when).
+    """
+    started = time.monotonic()
+    announced = False
+    while True:
+        records, _, _ = driver.execute_query(
+            ACQUIRE_QUERY,
+            name=STATE_NAME,
+            holder=holder,
+            now=_now_ms(),
+            lease_ms=int(lease_s * 1000),
+            database_=database,
+        )
+        record = records[0]
+        if record["holder"] == holder:
+            return time.monotonic() - started
+        waited = time.monotonic() - started
+        if waited >= wait_s:
+            since = (
+                time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(record["since"] / 1000)) if record["since"] else "?"
+            )
+            raise ExportLockedError(
+                f"another Neo4j export ({record['holder']}, since {since}) holds the lock of the knowledge base; "
+                f"waited {waited:.0f} s. It expires {max(0, record['expires'] - _now_ms()) / 1000:.0f} s from now "
+                "if its holder is gone"
+            )
+        if log is not None and not announced:
+            log(f"neo4j export: waiting for the export {record['holder']} to finish")
+            announced = True
+        time.sleep(poll_s)
+
+
+def renew_lock(driver: Driver, database: str, holder: str, lease_s: float = DEFAULT_LEASE_S) -> None:
+    """Extend the lease; raises :class:`LeaseLostError` when it is no longer this holder's."""
+    records, _, _ = driver.execute_query(
+        RENEW_QUERY, name=STATE_NAME, holder=holder, now=_now_ms(), lease_ms=int(lease_s * 1000), database_=database
+    )
+    if not records or records[0]["n"] != 1:
+        raise LeaseLostError(f"export {holder} lost its lease of the knowledge base (expired and taken over)")
+
+
+def release_lock(driver: Driver, database: str, holder: str) -> bool:
+    """Give the lease back (a no-op when it is no longer this holder's); True when released."""
+    records, _, _ = driver.execute_query(
+        RELEASE_QUERY, name=STATE_NAME, holder=holder, now=_now_ms(), database_=database
+    )
+    return bool(records and records[0]["n"] == 1)
+
+
+def lock_state(driver: Driver, database: str) -> dict[str, object]:
+    """The ``KbExport`` node's properties (``live_stamp``, lock fields), or ``{}``."""
+    records, _, _ = driver.execute_query(
+        f"MATCH (k:{STATE_LABEL} {{name: $name}}) RETURN properties(k) AS p", name=STATE_NAME, database_=database
+    )
+    return dict(records[0]["p"]) if records else {}
+
+
+def _delete_in_batches(driver: Driver, database: str, label: str, batch_size: int) -> int:
+    if label not in (STAGING_LABEL, RETIRED_LABEL):
+        raise ValueError(f"refusing to bulk-delete label {label!r}")
+    removed = 0
+    while True:
+        records, _, _ = driver.execute_query(
+            f"MATCH (a:{label}) WITH a LIMIT $limit DETACH DELETE a RETURN count(*) AS n",
+            limit=batch_size,
+            database_=database,
+        )
+        n = int(records[0]["n"]) if records else 0
+        removed += n
+        if n < batch_size:
+            return removed
+
+
+def staged_counts(driver: Driver, database: str, stamp: str) -> dict[str, int]:
+    """``{"Argument": n, "SUPPORTS": n, ...}`` of the graph staged under ``stamp``."""
+    counts: dict[str, int] = {}
+    records, _, _ = driver.execute_query(
+        f"MATCH (a:{STAGING_LABEL} {{{EXPORT_STAMP}: $stamp}}) RETURN count(a) AS n", stamp=stamp, database_=database
+    )
+    counts[ARGUMENT_LABEL] = int(records[0]["n"])
+    records, _, _ = driver.execute_query(
+        f"MATCH (:{STAGING_LABEL} {{{EXPORT_STAMP}: $stamp}})-[r]->(:{STAGING_LABEL} {{{EXPORT_STAMP}: $stamp}}) "
+        f"WHERE type(r) IN $types RETURN type(r) AS type, count(r) AS n",
+        stamp=stamp,
+        types=list(RELATIONSHIP_TYPES),
+        database_=database,
+    )
+    found = {r["type"]: int(r["n"]) for r in records}
+    for relationship_type in RELATIONSHIP_TYPES:
+        counts[relationship_type] = found.get(relationship_type, 0)
+    return counts
+
+
+def _switch(tx, holder: str, stamp: str) -> tuple[int, int]:
+    owner = tx.run(
+        f"MATCH (k:{STATE_LABEL} {{name: $name}}) SET k.lock_touched_ms = $now RETURN k.lock_holder AS holder",
+        name=STATE_NAME,
+        now=_now_ms(),
+    ).single()
+    if owner is None or owner["holder"] != holder:
+        raise LeaseLostError(f"export {holder} lost its lease before the switch: nothing switched")
+    retired = tx.run(
+        f"MATCH (a:{ARGUMENT_LABEL}) REMOVE a:{ARGUMENT_LABEL} SET a:{RETIRED_LABEL} RETURN count(a) AS n"
+    ).single()["n"]
+    promoted = tx.run(
+        f"MATCH (a:{STAGING_LABEL} {{{EXPORT_STAMP}: $stamp}}) REMOVE a:{STAGING_LABEL} SET a:{ARGUMENT_LABEL} "
+        f"RETURN count(a) AS n",
+        stamp=stamp,
+    ).single()["n"]
+    tx.run(
+        f"MATCH (k:{STATE_LABEL} {{name: $name}}) SET k.live_stamp = $stamp, k.switched_ms = $now",
+        name=STATE_NAME,
+        stamp=stamp,
+        now=_now_ms(),
+    ).consume()
+    return int(retired), int(promoted)
 
 
 def export_kb(
@@ -220,81 +436,101 @@ def export_kb(
     log: Callable[[str], None] | None = None,
     fail_after_batches: int | None = None,
     stamp: str | None = None,
+    lease_s: float = DEFAULT_LEASE_S,
+    lock_wait_s: float = DEFAULT_LOCK_WAIT_S,
+    before_switch: Callable[[], None] | None = None,
 ) -> ExportResult:
-    """Write the KB: constraint, node batches, relationship batches (per type), then prune stale.
+    """Lock, stage, check, switch, prune (see the module docstring).
 
     Parameters
     ----------
     predictions : mapping argument id -> extra node properties (``pred_<system>_<stat>``), optional.
     fail_after_batches : for tests only: raise :class:`InjectedFailure` after that many batches.
-    stamp : the run stamp written to every node and relationship (default: time-based, unique).
+    stamp : the export stamp (default: :func:`new_stamp`); it also names the lock holder.
+    lease_s, lock_wait_s : lease length, and how long to wait for another export's lease.
+    before_switch : for tests only: called after the counts check, before the switch.
 
     Returns
     -------
-    ExportResult with the number of rows written per kind, batches and seconds.
+    ExportResult with the rows written per kind, batches, what was removed, seconds.
+
+    Raises
+    ------
+    ExportLockedError, LeaseLostError, CountsMismatchError, InjectedFailure
+        In every case the visible graph is the previous complete one.
     """
     log = log or (lambda message: None)
     started = time.perf_counter()
-    result = ExportResult()
     if arguments[ARGUMENT_KEY].duplicated().any():
         dup = arguments.loc[arguments[ARGUMENT_KEY].duplicated(), ARGUMENT_KEY].iloc[0]
         raise ValueError(f"argument id {dup!r} occurs twice: ids must be unique")
     unknown = set(relations["relation"]) - set(RELATIONSHIP_TYPES)
     if unknown:
         raise ValueError(f"unknown relation types {sorted(unknown)}")
-    ensure_constraints(driver, database)
-
-    stamp = stamp or time.strftime("%Y-%m-%dT%H:%M:%S") + f"-{time.perf_counter_ns() % 1_000_000:06d}"
-
-    def run_batch(query: str, rows: Sequence[dict]) -> None:
-        if fail_after_batches is not None and result.batches >= fail_after_batches:
-            raise InjectedFailure(f"injected failure after {result.batches} batches")
-        with driver.session(database=database) as session:
-            session.execute_write(lambda tx: tx.run(query, rows=list(rows), stamp=stamp).consume())
-        result.batches += 1
-
     node_rows = argument_rows(arguments, predictions)
-    result.prediction_properties = sum(len(p) for p in (predictions or {}).values())
-    for batch in _batches(node_rows, batch_size):
-        run_batch(NODE_QUERY, batch)
-        result.nodes += len(batch)
-    log(f"neo4j export: {result.nodes} {ARGUMENT_LABEL} nodes in {result.batches} batches")
-    for relationship_type in RELATIONSHIP_TYPES:
-        rows = relation_rows(relations, relationship_type)
-        query = relationship_query(relationship_type)
-        for batch in _batches(rows, batch_size):
-            run_batch(query, batch)
-        result.relationships[relationship_type] = len(rows)
-        log(f"neo4j export: {len(rows)} {relationship_type} relationships")
-    result.stale_relationships_removed, result.stale_nodes_removed = prune_stale(driver, database, stamp)
+    ensure_constraints(driver, database)
+    stamp = stamp or new_stamp()
+    result = ExportResult(stamp=stamp)
+    result.lock_wait_s = acquire_lock(driver, database, stamp, lease_s=lease_s, wait_s=lock_wait_s, log=log)
+    try:
+        # whatever is staged now belongs to an export that died (we hold the lease); retired nodes
+        # are what a died export had switched away but not yet pruned
+        result.leftover_nodes_removed = _delete_in_batches(driver, database, STAGING_LABEL, batch_size)
+        result.leftover_nodes_removed += _delete_in_batches(driver, database, RETIRED_LABEL, batch_size)
+
+        def run_batch(query: str, rows: Sequence[dict]) -> None:
+            if fail_after_batches is not None and result.batches >= fail_after_batches:
+                raise InjectedFailure(f"injected failure after {result.batches} batches")
+            with driver.session(database=database) as session:
+                session.execute_write(lambda tx: tx.run(query, rows=list(rows), stamp=stamp).consume())
+            result.batches += 1
+            renew_lock(driver, database, stamp, lease_s)
+
+        result.prediction_properties = sum(len(p) for p in (predictions or {}).values())
+        for batch in _batches(node_rows, batch_size):
+            run_batch(NODE_QUERY, batch)
+            result.nodes += len(batch)
+        log(f"neo4j export {stamp}: {result.nodes} {ARGUMENT_LABEL} nodes staged in {result.batches} batches")
+        for relationship_type in RELATIONSHIP_TYPES:
+            rows = relation_rows(relations, relationship_type)
+            query = relationship_query(relationship_type)
+            for batch in _batches(rows, batch_size):
+                run_batch(query, batch)
+            result.relationships[relationship_type] = len(rows)
+            log(f"neo4j export {stamp}: {len(rows)} {relationship_type} relationships staged")
+        expected = expected_counts(arguments, relations)
+        staged = staged_counts(driver, database, stamp)
+        if staged != expected:
+            raise CountsMismatchError(f"staged graph holds {staged}, the tables {expected}: not switched")
+        if before_switch is not None:
+            before_switch()
+        with driver.session(database=database) as session:
+            result.stale_nodes_removed, promoted = session.execute_write(_switch, stamp, stamp)
+        log(f"neo4j export {stamp}: switched ({promoted} nodes live, {result.stale_nodes_removed} retired)")
+        result.stale_relationships_removed = _retired_relationships(driver, database)
+        _delete_in_batches(driver, database, RETIRED_LABEL, batch_size)
+    finally:
+        try:
+            release_lock(driver, database, stamp)
+        except Exception as exc:  # the server may be gone; the lease then expires by itself
+            log(
+                f"neo4j export {stamp}: could not release the lock ({type(exc).__name__}); it expires in {lease_s:.0f} s"
+            )
     result.seconds = time.perf_counter() - started
     log(
         f"neo4j export done in {result.seconds:.1f} s ({result.batches} batches, "
-        f"{result.stale_nodes_removed} stale nodes and {result.stale_relationships_removed} stale relationships removed)"
+        f"{result.stale_nodes_removed} previous nodes and {result.stale_relationships_removed} previous relationships removed)"
     )
     return result
 
 
-def prune_stale(driver: Driver, database: str, stamp: str, batch_size: int = DEFAULT_BATCH_SIZE) -> tuple[int, int]:
-    """Delete KB relationships and Argument nodes that the export with ``stamp`` did not write."""
-    removed = [0, 0]
-    queries = [
-        f"MATCH (:{ARGUMENT_LABEL})-[r]->(:{ARGUMENT_LABEL}) WHERE type(r) IN $types "
-        f"AND (r.{EXPORT_STAMP} IS NULL OR r.{EXPORT_STAMP} <> $stamp) "
-        f"WITH r LIMIT $limit DELETE r RETURN count(*) AS n",
-        f"MATCH (a:{ARGUMENT_LABEL}) WHERE a.{EXPORT_STAMP} IS NULL OR a.{EXPORT_STAMP} <> $stamp "
-        f"WITH a LIMIT $limit DETACH DELETE a RETURN count(*) AS n",
-    ]
-    for slot, query in enumerate(queries):
-        while True:
-            records, _, _ = driver.execute_query(
-                query, types=list(RELATIONSHIP_TYPES), stamp=stamp, limit=batch_size, database_=database
-            )
-            n = int(records[0]["n"]) if records else 0
-            removed[slot] += n
-            if n < batch_size:
-                break
-    return removed[0], removed[1]
+def _retired_relationships(driver: Driver, database: str) -> int:
+    records, _, _ = driver.execute_query(
+        f"MATCH (:{RETIRED_LABEL})-[r]->(:{RETIRED_LABEL}) WHERE type(r) IN $types RETURN count(r) AS n",
+        types=list(RELATIONSHIP_TYPES),
+        database_=database,
+    )
+    return int(records[0]["n"]) if records else 0
 
 
 def graph_counts(driver: Driver, database: str) -> dict[str, int]:

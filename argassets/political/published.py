@@ -19,14 +19,11 @@ How published ``nodeID`` values relate to this platform's knowledge base
 ``nodeID`` is a 0-based row index into the paper's own KB export (23,300 rows in every file;
 ``uuid`` in ``pairwise_sample_100.csv`` is an index into a 23,228-row variant: it trails
 ``prediction_index`` by 0-72). ``prediction_index`` in ``pairwise_sample_100.csv`` equals
-``nodeID`` (verified: all 100 rows of all six files reproduce the sample's arrays and NA counts).
-The order of the paper's KB cannot be rebuilt from QT30: on the 100 sample items whose text we
-know, the index rises with the nodeset number for indices up to about 14,300 and then starts a
-second pass over the same nodesets in an unrelated order, and even within one nodeset it does not
-follow node order (see ``docs/political.md``). So published rows are **not** mapped to KB
-arguments by position. They keep their own key, ``paper:<nodeID>`` (:func:`published_argument_id`),
-and are joined to the study items through ``prediction_index``; the platform's own predictions are
-joined to the study items through the argument text (:func:`match_study_items`).
+``nodeID``. The order of the paper's KB cannot be rebuilt from QT30, but the released prompts
+(``political/prompts/prompts.jsonl.xz``) carry every row's texts: :mod:`argassets.political.published_index`
+joins each row to the KB argument that received its prompt, and :func:`published_tsv_to_predictions`
+keys a file's rows by KB ``argument_id`` through that index (``nodeID`` kept as ``published_index``).
+Without the index, rows keep the key ``paper:<nodeID>`` (:func:`published_argument_id`).
 """
 
 from __future__ import annotations
@@ -135,7 +132,12 @@ def read_published_tsv(path: str | Path, expected_node_ids: range | None = PUBLI
     return frame.sort_values("node_id").reset_index(drop=True)
 
 
-def published_tsv_to_predictions(published: pd.DataFrame, judge_model: str, n_repetitions: int = 5) -> pd.DataFrame:
+def published_tsv_to_predictions(
+    published: pd.DataFrame,
+    judge_model: str,
+    n_repetitions: int = 5,
+    argument_rows: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Expand published per-argument rows into one prediction row per repetition.
 
     The published files keep only the valid scores and the NA count, not the raw answers or their
@@ -153,25 +155,50 @@ def published_tsv_to_predictions(published: pd.DataFrame, judge_model: str, n_re
         The registry name (partition key).
     n_repetitions
         Repetitions per argument of the protocol.
+    argument_rows
+        Which released row each KB argument carries (``argument_id``, ``published_index``: see
+        :func:`argassets.political.published_index.argument_published_rows`). When given, rows are keyed
+        by KB ``argument_id`` (one argument per line of ``argument_rows``, ``published_index``
+        kept as provenance) and released rows no argument carries are left out; when ``None``,
+        by ``paper:<nodeID>``.
 
     Returns
     -------
     pandas.DataFrame
-        ``judge_model``, ``argument_id`` (``paper:<nodeID>``), ``published_index``, ``repetition``,
-        ``raw_output``, ``score``, ``is_na``, ``is_valid``.
+        ``judge_model``, ``argument_id``, ``published_index``, ``repetition``, ``raw_output``,
+        ``score``, ``is_na``, ``is_valid``.
 
     Raises
     ------
     ValueError
-        When an argument has more scores and NAs than ``n_repetitions`` (names the ``nodeID``).
+        When an argument has more scores and NAs than ``n_repetitions`` (names the ``nodeID``), or
+        ``argument_rows`` names a ``nodeID`` the file lacks.
     """
+    if argument_rows is not None:
+        have = set(published["node_id"].astype(int))
+        lacking = sorted(set(argument_rows["published_index"].astype(int)) - have)
+        if lacking:
+            raise ValueError(
+                f"published predictions of '{judge_model}' lack nodeID {lacking[0]} "
+                f"({len(lacking)} rows that KB arguments carry are missing; is the file truncated?)"
+            )
+        keyed = argument_rows[["argument_id", "published_index"]].merge(
+            published, left_on="published_index", right_on="node_id", how="left", sort=False
+        )
+        argument_ids = keyed["argument_id"].astype(str).tolist()
+        published = keyed
+    else:
+        argument_ids = [published_argument_id(n) for n in published["node_id"]]
+    keys: list[str] = []
     node_ids: list[int] = []
     repetitions: list[int] = []
     raws: list[str] = []
     scores: list[float] = []
     is_na: list[bool] = []
     is_valid: list[bool] = []
-    for node_id, values, na_count in zip(published["node_id"], published["scores"], published["na_count"], strict=True):
+    for key, node_id, values, na_count in zip(
+        argument_ids, published["node_id"], published["scores"], published["na_count"], strict=True
+    ):
         total = len(values) + int(na_count)
         if total > n_repetitions:
             raise ValueError(
@@ -187,6 +214,7 @@ def published_tsv_to_predictions(published: pd.DataFrame, judge_model: str, n_re
         answers.extend(("NA", np.nan, True, True) for _ in range(int(na_count)))
         answers.extend(("", np.nan, False, False) for _ in range(n_repetitions - total))
         for repetition, (raw, score, na, valid) in enumerate(answers):
+            keys.append(key)
             node_ids.append(int(node_id))
             repetitions.append(repetition)
             raws.append(raw)
@@ -196,7 +224,7 @@ def published_tsv_to_predictions(published: pd.DataFrame, judge_model: str, n_re
     return pd.DataFrame(
         {
             "judge_model": judge_model,
-            "argument_id": [published_argument_id(n) for n in node_ids],
+            "argument_id": keys,
             "published_index": pd.array(node_ids, dtype="Int64"),
             "repetition": np.asarray(repetitions, dtype="int64"),
             "raw_output": raws,
@@ -205,3 +233,17 @@ def published_tsv_to_predictions(published: pd.DataFrame, judge_model: str, n_re
             "is_valid": np.asarray(is_valid, dtype=bool),
         }
     )
+
+
+def published_file_counts(published: pd.DataFrame, n_repetitions: int = 5) -> tuple[int, int, int]:
+    """``(n_scores, n_na, n_invalid)`` over every row of a published file.
+
+    Scores are the published values within 0-100; invalid answers are the values outside it plus
+    the repetitions missing from a row (as :func:`published_tsv_to_predictions` counts them).
+    """
+    lengths = published["scores"].map(len)
+    in_range = published["scores"].map(lambda values: sum(0 <= v <= 100 for v in values))
+    n_na = int(published["na_count"].sum())
+    n_scores = int(in_range.sum())
+    missing = int((n_repetitions - lengths - published["na_count"]).clip(lower=0).sum())
+    return n_scores, n_na, int((lengths - in_range).sum()) + missing

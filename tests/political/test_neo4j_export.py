@@ -84,7 +84,9 @@ def test_export_writes_constraint_nodes_relations_and_predictions(neo4j_driver, 
     result = nx.export_kb(
         neo4j_driver, neo4j_server.database, arguments, relations, predictions=predictions, batch_size=5
     )
-    assert nx.constraint_names(neo4j_driver, neo4j_server.database) == [nx.CONSTRAINT_NAME]
+    assert nx.constraint_names(neo4j_driver, neo4j_server.database) == sorted(
+        [nx.CONSTRAINT_NAME, nx.STAGING_CONSTRAINT_NAME, nx.STATE_CONSTRAINT_NAME]
+    )
     counts = nx.graph_counts(neo4j_driver, neo4j_server.database)
     assert (
         counts
@@ -92,6 +94,8 @@ def test_export_writes_constraint_nodes_relations_and_predictions(neo4j_driver, 
         == {"Argument": 12, "SUPPORTS": 2, "ATTACKS": 1, "IS_A_REPHRASE_OF": 1, "TRANSITIONS_TO": 11}
     )
     assert result.batches == 3 + 3 + 1 + 1 + 1
+    assert nx.lock_state(neo4j_driver, neo4j_server.database)["live_stamp"] == result.stamp
+    assert "lock_holder" not in nx.lock_state(neo4j_driver, neo4j_server.database)
     records, _, _ = neo4j_driver.execute_query(
         "MATCH (a:Argument {argument_id: $id}) RETURN properties(a) AS p", id="A1", database_=neo4j_server.database
     )
@@ -116,9 +120,12 @@ def test_second_export_and_crash_then_rerun_leave_the_complete_graph(neo4j_drive
     nx.clear_graph(neo4j_driver, db)
     with pytest.raises(nx.InjectedFailure):
         nx.export_kb(neo4j_driver, db, arguments, relations, batch_size=4, fail_after_batches=4)
-    partial = nx.graph_counts(neo4j_driver, db)
-    assert partial["Argument"] == 12 and 0 < sum(partial.values()) - 12 < sum(expected.values()) - 12
-    nx.export_kb(neo4j_driver, db, arguments, relations, batch_size=4)
+    # the crashed export staged part of the graph, invisibly: no Argument node exists yet
+    assert nx.graph_counts(neo4j_driver, db) == dict.fromkeys(expected, 0)
+    records, _, _ = neo4j_driver.execute_query("MATCH (n:ArgumentStaging) RETURN count(n) AS n", database_=db)
+    assert records[0]["n"] == 12
+    result = nx.export_kb(neo4j_driver, db, arguments, relations, batch_size=4)
+    assert result.leftover_nodes_removed == 12
     assert nx.graph_counts(neo4j_driver, db) == expected
 
 
@@ -129,8 +136,13 @@ def test_export_removes_what_the_tables_no_longer_hold(neo4j_driver, neo4j_serve
     fewer_args = arguments[arguments["argument_id"] != "A11"]
     fewer_rel = relations[(relations["target_id"] != "A11") & (relations["aif_node_id"] != "C1")]
     result = nx.export_kb(neo4j_driver, db, fewer_args, fewer_rel)
-    assert (result.stale_nodes_removed, result.stale_relationships_removed) == (1, 2)
+    # the whole previous graph is switched away and pruned: 12 nodes, 15 relationships
+    assert (result.stale_nodes_removed, result.stale_relationships_removed) == (12, 15)
     assert nx.graph_counts(neo4j_driver, db) == nx.expected_counts(fewer_args, fewer_rel)
+    records, _, _ = neo4j_driver.execute_query(
+        "MATCH (n) WHERE NOT n:Argument AND NOT n:KbExport RETURN count(n) AS n", database_=db
+    )
+    assert records[0]["n"] == 0
 
 
 def test_bad_tables_are_refused_before_writing(neo4j_driver, neo4j_server) -> None:

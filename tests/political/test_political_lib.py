@@ -20,24 +20,27 @@ from argassets.political.score_parsing import parse_score
 
 EXPECTED_USER = (
     "Score the speaker's political position between 0 ('Extremely left') and 100 ('Extremely right'), "
-    "and 'NA' if there is no political content, using the following locution and proposition.\n\n"
-    "Proposition: 'the weekend is what Labour brought you'\n\n"
-    "Locution: 'the weekend, that's what Labour brought you'\n\n"
-    "Do not write an introduction or summary. Output in JSON format using the following template: "
+    "and 'NA' if there is no political content, using the following locution and proposition.\n"
+    "                 \n"
+    "                 Proposition: 'the weekend is what Labour brought you'\n\n"
+    "                 Locution: 'the weekend, that's what Labour brought you'\n\n"
+    "                 Do not write an introduction or summary. Output in JSON format using the following template: "
     "{'Score' : int}"
 )
 
 
-def test_prompt_is_the_published_protocol_verbatim():
+def test_prompt_is_the_released_protocol_byte_for_byte():
+    """As in ../shared/data/political/prompts/prompts.jsonl.xz (spec: indentation, spaces before
+    some newlines, straight quotes around 'NA'); tests/political/test_political_released.py checks all 23,300."""
     system, user = render_prompt(
-        "the weekend, that's what Labour brought you", "the weekend is what Labour brought you"
+        "the weekend, that\u2019s what Labour brought you", "the weekend is what Labour brought you"
     )
     assert user == EXPECTED_USER
     assert system.startswith("You will be provided with the text of a locution and its corresponding propositional")
-    assert "set the score to \u201cNA\u201d." in system
+    assert "set the score to 'NA'. \n" in system and "\u201c" not in system
     assert system.endswith(
-        "Output in JSON format using the following template: {'Score' : int}.\n\n"
-        "Do not include any additional context, preamble, or explanation."
+        "Output in JSON format using the following template: {'Score' : int}. \n"
+        "           \n           Do not include any additional context, preamble, or explanation."
     )
     assert system == SYSTEM_PROMPT
 

@@ -22,7 +22,3 @@ def _kind(system: str, registry: ModelRegistry | None) -> str:
         except KeyError:
             pass
     return "model"
-
-
-def _published_tsv_systems(registry: ModelRegistry) -> set[str]:
-    return {e.name for e in registry.models if e.backend == "import" and e.format == "published_tsv"}

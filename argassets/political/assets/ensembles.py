@@ -1,13 +1,19 @@
 """Study B's per-model statistics and ensembles."""
 
+from collections.abc import Iterable
+from pathlib import Path
+
 import dagster as dg
 import pandas as pd
 
 from argassets.platform.presentation import markdown_table
 from argassets.platform.registry import ModelRegistry
-from argassets.political.assets.common import _published_tsv_systems, _storable
+from argassets.political.assets.common import _storable
 from argassets.political.ensembles import ENSEMBLES, ensemble_membership, members_of, pool_ensemble
 from argassets.political.model_stats import model_stats
+from argassets.political.prompts import N_REPETITIONS
+from argassets.political.published import published_file_counts, read_published_tsv
+from resources.data import PublishedDataResource
 from resources.registry import ModelRegistryResource
 
 
@@ -34,10 +40,11 @@ def political_model_stats(political_predictions: pd.DataFrame) -> dg.Output[pd.D
     )
 
 
-def _membership(stats: pd.DataFrame, registry: ModelRegistry) -> list:
+def _membership(
+    stats: pd.DataFrame, registry: ModelRegistry, counts: dict[str, tuple[int, int, int]] | None = None
+) -> list:
     reasoning = {e.name: e.reasoning for e in registry.models}
     excluded: dict[str, str] = {}
-    published = _published_tsv_systems(registry)
     for system in stats["system"].unique() if len(stats) else []:
         try:
             entry = registry.get(system)
@@ -46,9 +53,10 @@ def _membership(stats: pd.DataFrame, registry: ModelRegistry) -> list:
             continue
         if entry.is_baseline:
             excluded[system] = "baseline"
-        elif system in published:
-            excluded[system] = "published import keyed by the paper's KB index, not by this KB's arguments"
-    return ensemble_membership(stats, reasoning, excluded)
+    return ensemble_membership(stats, reasoning, excluded, counts)
+
+
+MEMBERSHIP_COLUMNS = ["system", "reasoning", "n_scores", "n_na", "n_invalid", "eligible", "E1", "E2", "E3", "note"]
 
 
 def _membership_frame(members: list) -> pd.DataFrame:
@@ -68,29 +76,60 @@ def _membership_frame(members: list) -> pd.DataFrame:
             }
             for m in members
         ],
-        columns=["system", "reasoning", "n_scores", "n_na", "n_invalid", "eligible", "E1", "E2", "E3", "note"],
+        columns=MEMBERSHIP_COLUMNS,
     )
+
+
+def published_counts(
+    registry: ModelRegistry, data_root: Path | None, systems: Iterable[str]
+) -> dict[str, tuple[int, int, int]]:
+    """The E3 rule's counts of the published imports among ``systems``, over their whole files."""
+    counts = {}
+    for system in systems:
+        try:
+            entry = registry.get(system)
+        except KeyError:
+            continue
+        if entry.backend == "import" and entry.format == "published_tsv":
+            counts[system] = published_file_counts(read_published_tsv(entry.import_file(data_root)), N_REPETITIONS)
+    return counts
+
+
+def counts_of(members: pd.DataFrame) -> dict[str, tuple[int, int, int]]:
+    """The counts ``political_ensemble_members`` used, so that the pooling assets apply the same membership."""
+    return {str(r.system): (int(r.n_scores), int(r.n_na), int(r.n_invalid)) for r in members.itertuples(index=False)}
 
 
 @dg.asset(group_name="aggregation", kinds={"duckdb", "pandas"})
 def political_ensemble_members(
-    registry: ModelRegistryResource, political_model_stats: pd.DataFrame
+    registry: ModelRegistryResource, data: PublishedDataResource, political_model_stats: pd.DataFrame
 ) -> dg.Output[pd.DataFrame]:
     """Which models form E1 (all), E2 (registry reasoning flag) and E3 (NA answers outnumber valid scores)."""
-    frame = _membership_frame(_membership(political_model_stats, registry.load()))
+    reg = registry.load()
+    systems = political_model_stats["system"].unique() if len(political_model_stats) else []
+    frame = _membership_frame(_membership(political_model_stats, reg, published_counts(reg, data.root(), systems)))
     return dg.Output(
         _storable(frame),
         metadata={"dagster/row_count": len(frame), "membership": dg.MetadataValue.md(markdown_table(frame))},
     )
 
 
-def ensemble_table(stats: pd.DataFrame, registry: ModelRegistry) -> tuple[pd.DataFrame, list, dict[str, list[str]]]:
-    """E1, E2 and E3 pooled per argument, the membership, and the member names per ensemble."""
-    members = _membership(stats, registry)
+def ensemble_table(
+    stats: pd.DataFrame, registry: ModelRegistry, counts: dict[str, tuple[int, int, int]] | None = None
+) -> tuple[pd.DataFrame, list, dict[str, list[str]]]:
+    """E1, E2 and E3 pooled per argument, the membership, and the member names per ensemble.
+
+    ``counts``: the E3 rule's counts per model where they are not its rows of ``stats`` (the
+    published imports': see :func:`published_counts`).
+    """
+    members = _membership(stats, registry, counts)
+    order = {name: position for position, name in enumerate(registry.names)}
     frames = []
     listed = {}
     for ensemble in ENSEMBLES:
-        names = members_of(members, ensemble)
+        # pooled in registry order: the published entries are in the paper's model order, which
+        # reproduces the released ensemble arrays element for element
+        names = sorted(members_of(members, ensemble), key=lambda n: order.get(n, len(order)))
         listed[ensemble] = names
         pooled = pool_ensemble(stats, names, ensemble)
         if len(pooled):
@@ -101,10 +140,12 @@ def ensemble_table(stats: pd.DataFrame, registry: ModelRegistry) -> tuple[pd.Dat
 
 @dg.asset(group_name="aggregation", kinds={"duckdb", "pandas"})
 def political_ensembles(
-    registry: ModelRegistryResource, political_model_stats: pd.DataFrame
+    registry: ModelRegistryResource, political_model_stats: pd.DataFrame, political_ensemble_members: pd.DataFrame
 ) -> dg.Output[pd.DataFrame]:
     """E1, E2 and E3 per argument, pooled over their members' repetitions (scores concatenated, NA counts added)."""
-    table, members, listed = ensemble_table(political_model_stats, registry.load())
+    table, members, listed = ensemble_table(
+        political_model_stats, registry.load(), counts_of(political_ensemble_members)
+    )
     return dg.Output(
         _storable(table),
         metadata={

@@ -272,6 +272,9 @@ def read_optional_tables(names: tuple[str, ...] = STATS_TABLES) -> tuple[list[pd
     group_name=GROUP,
     kinds={"neo4j"},
     deps=[dg.AssetKey(name) for name in STATS_TABLES],
+    # one export step at a time per Dagster instance; the lease held in Neo4j itself serialises
+    # exports from anywhere else (other instances, scripts)
+    pool="neo4j",
 )
 def neo4j_political_kb(
     context: dg.AssetExecutionContext,
@@ -279,7 +282,7 @@ def neo4j_political_kb(
     political_kb_arguments: pd.DataFrame,
     political_kb_relations: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
-    """The KB in Neo4j: Argument nodes with prediction statistics, and their relations."""
+    """The KB in Neo4j: Argument nodes with every model's and ensemble's positions, and their relations."""
     stats, status = read_optional_tables()
     predictions = nx.prediction_properties(stats)
     settings = neo4j.settings()
@@ -315,8 +318,11 @@ def neo4j_political_kb(
             "relationships": sum(v for k, v in counts.items() if k != nx.ARGUMENT_LABEL),
             "batches": result.batches,
             "export_seconds": round(result.seconds, 2),
-            "stale_nodes_removed": result.stale_nodes_removed,
-            "stale_relationships_removed": result.stale_relationships_removed,
+            "export_stamp": result.stamp,
+            "lock_wait_seconds": round(result.lock_wait_s, 2),
+            "leftover_nodes_removed": result.leftover_nodes_removed,
+            "previous_nodes_removed": result.stale_nodes_removed,
+            "previous_relationships_removed": result.stale_relationships_removed,
             "prediction_properties": result.prediction_properties,
             "prediction_sources": dg.MetadataValue.json(status),
             "counts": dg.MetadataValue.md(markdown_table(summary, max_rows=1000)),

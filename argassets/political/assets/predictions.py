@@ -18,11 +18,20 @@ from argassets.political.predictions import (
 )
 from argassets.political.prompts import N_REPETITIONS
 from argassets.political.published import published_tsv_to_predictions, read_published_tsv
+from argassets.political.published_index import argument_published_rows
 from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 
 STUDY: Study = "political"
+
+
+def _study_first(political_study_items: pd.DataFrame) -> list[str]:
+    """The study items' arguments, pairwise study first: what a pilot scope takes first."""
+    priority = political_study_items.sort_values(
+        "study", key=lambda s: s.map({"pairwise": 0, "pointwise": 1}), kind="stable"
+    )
+    return priority["argument_id"].dropna().tolist()
 
 
 @dg.asset(
@@ -41,6 +50,7 @@ def political_predictions(
     data: PublishedDataResource,
     political_prompts: pd.DataFrame,
     political_study_items: pd.DataFrame,
+    political_published_index: pd.DataFrame,
 ) -> Iterator[dg.Output[pd.DataFrame]]:
     """Five left-right scores (0-100, NA or invalid) per KB argument from one judge model."""
     name = model_partition_key(context)
@@ -52,10 +62,14 @@ def political_predictions(
     if entry.backend == "import" and entry.format == "published_tsv":
         path = entry.import_file(data.root())
         published = read_published_tsv(path)
-        expanded = published_tsv_to_predictions(published, name, N_REPETITIONS)
+        carried = argument_published_rows(political_prompts, political_published_index)
         if entry.scope.max_arguments is not None:
-            expanded = expanded[expanded["published_index"] < entry.scope.max_arguments]
-        table = published_prediction_table(expanded, scope_text if scope_text != "full" else "full (published KB)")
+            chosen = scope_arguments(carried, _study_first(political_study_items), entry.scope.max_arguments)
+            carried = carried[carried["argument_id"].isin(set(chosen["argument_id"]))]
+        expanded = published_tsv_to_predictions(published, name, N_REPETITIONS, argument_rows=carried)
+        table = published_prediction_table(
+            expanded, scope_text if scope_text != "full" else "full (published rows, KB arguments)"
+        )
         out_of_range = int((table["raw_output"].str.fullmatch(r"-?\d+") & ~table["is_valid"]).sum())
         yield dg.Output(
             table,
@@ -63,9 +77,11 @@ def political_predictions(
                 "dagster/row_count": len(table),
                 "backend": "import (published_tsv)",
                 "file": str(path),
+                "published_rows": len(published),
                 "arguments": int(table["argument_id"].nunique()),
-                "keys": "paper:<nodeID>; nodeID indexes the paper's KB and cannot be mapped to this KB by "
-                "position (see docs/political.md); study items link through prediction_index",
+                "published_rows_carried": int(table["published_index"].nunique()),
+                "keys": "KB argument_id, through political_published_index (published_index = the nodeID "
+                "of the released row the argument carries: the first row of its prompt text)",
                 "na": int(table["is_na"].sum()),
                 "invalid": int((~table["is_valid"]).sum()),
                 "out_of_range_published_values": out_of_range,
@@ -74,10 +90,7 @@ def political_predictions(
         return
 
     sampling = political_sampling(entry)
-    priority = political_study_items.sort_values(
-        "study", key=lambda s: s.map({"pairwise": 0, "pointwise": 1}), kind="stable"
-    )
-    prompts = scope_arguments(political_prompts, priority["argument_id"].dropna().tolist(), entry.scope.max_arguments)
+    prompts = scope_arguments(political_prompts, _study_first(political_study_items), entry.scope.max_arguments)
     requests = build_requests(prompts)
     context.log.info(f"{name}: {len(requests)} arguments in scope ({scope_text}) x {N_REPETITIONS} repetitions")
     judged = judge_partition(context, entry, judge, judgment_cache, requests, sampling, N_REPETITIONS)

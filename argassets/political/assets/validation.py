@@ -10,7 +10,7 @@ import pandas as pd
 from argassets.platform.presentation import markdown_table, png_markdown
 from argassets.platform.registry import ModelRegistry
 from argassets.political.assets.common import _kind, _storable
-from argassets.political.assets.ensembles import ensemble_table
+from argassets.political.assets.ensembles import counts_of, ensemble_table
 from argassets.political.assets.prompts import HUMAN_DIR
 from argassets.political.ensembles import ENSEMBLES
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
@@ -34,14 +34,16 @@ class PairwiseValidationConfig(dg.Config):
     subset_ensemble: str = "published:ensemble3"
 
 
-def _platform_systems(stats: pd.DataFrame, registry: ModelRegistry) -> pd.DataFrame:
+def _platform_systems(
+    stats: pd.DataFrame, registry: ModelRegistry, counts: dict[str, tuple[int, int, int]] | None = None
+) -> pd.DataFrame:
     """Every platform model's and ensemble's per-argument stats.
 
     The ensembles are pooled here again from the stats with the same function and membership as
     ``political_ensembles`` (which this report follows in the lineage): when no model is eligible
     that table is empty, and the DuckDB IO manager does not write empty tables.
     """
-    ensembles, _, _ = ensemble_table(stats, registry)
+    ensembles, _, _ = ensemble_table(stats, registry, counts)
     columns = ["system", "argument_id", "scores", "prob_na"]
     frames = [f[columns] for f in (stats, ensembles) if len(f)]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
@@ -55,13 +57,16 @@ def political_pairwise_validation(
     registry: ModelRegistryResource,
     political_model_stats: pd.DataFrame,
     political_study_items: pd.DataFrame,
+    political_ensemble_members: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
     """Rank agreement with the pairwise human study (footrule, d_tau, ordinal alpha, macro-F1) per system and subset."""
     study = read_pairwise_study(data.require(HUMAN_DIR))
     meta_ids = list(study.items["meta_id"])
     reg = registry.load()
     keys = item_keys(political_study_items, "pairwise", meta_ids)
-    platform = system_item_values(_platform_systems(political_model_stats, reg), keys, "scores")
+    platform = system_item_values(
+        _platform_systems(political_model_stats, reg, counts_of(political_ensemble_members)), keys, "scores"
+    )
     published = {
         f"published:{prefix}": group.set_index("meta_id").loc[meta_ids, "scores"].map(list).tolist()
         for prefix, group in study.published.groupby("prefix")
@@ -179,13 +184,16 @@ def political_pointwise_validation(
     registry: ModelRegistryResource,
     political_model_stats: pd.DataFrame,
     political_study_items: pd.DataFrame,
+    political_ensemble_members: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
     """Is the argument political? Agreement with the human majority per system and partition (full/confident/ambiguous)."""
     study = read_pointwise_study(data.require(HUMAN_DIR))
     meta_ids = list(study.items["meta_id"])
     reg = registry.load()
     keys = item_keys(political_study_items, "pointwise", meta_ids)
-    platform = system_item_values(_platform_systems(political_model_stats, reg), keys, "prob_na")
+    platform = system_item_values(
+        _platform_systems(political_model_stats, reg, counts_of(political_ensemble_members)), keys, "prob_na"
+    )
     systems: dict[str, tuple[str, np.ndarray]] = {}
     for name, values in platform.items():
         kind = "ensemble" if name in ENSEMBLES else _kind(name, reg)
