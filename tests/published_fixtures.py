@@ -72,5 +72,8 @@ def published_models(shared_data_dir: Path, carried_rows: pd.DataFrame) -> Publi
     stats = pd.concat(frames, ignore_index=True)
     counts = published_counts(registry, shared_data_dir, [e.name for e in entries])
     ensembles, members, listed = ensemble_table(stats, registry, counts)
-    released = {name: read_published_tsv(shared_data_dir / path) for name, path in RELEASED_ENSEMBLES.items()}
+    released = {
+        name: read_published_tsv(shared_data_dir / path, expected_node_ids=None)
+        for name, path in RELEASED_ENSEMBLES.items()
+    }
     return PublishedModels(registry, [e.name for e in entries], stats, ensembles, members, listed, released)
