@@ -205,6 +205,7 @@ def test_political_predictions_partition(
         kb_stand_in,
         political_prompts.political_prompts,
         political_prompts.political_study_items,
+        political_prompts.political_published_index,
         prediction_assets.political_predictions,
     ]
     with dg.instance_for_test() as instance:
