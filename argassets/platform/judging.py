@@ -154,7 +154,8 @@ class Completion:
 
     ``answered`` is ``False`` for a non-answer: the backend got no answer at all (an empty or
     unparsable response body, no choices, empty text). ``text`` then keeps what came back, for
-    diagnosis; the cache stores it as such and asks again at the next materialisation.
+    diagnosis; the cache stores it like any completion and it stays invalid in the table (asking
+    non-answers again is not implemented: docs/judgments.md).
     """
 
     text: str
@@ -164,16 +165,6 @@ class Completion:
     requested_at: str
     completed_at: str
     answered: bool = True
-
-    @property
-    def is_answer(self) -> bool:
-        """An answer to judge (valid or not), as opposed to a non-answer: see :func:`is_non_answer`."""
-        return not is_non_answer(self.text, self.answered)
-
-
-def is_non_answer(text: str | None, answered: bool = True) -> bool:
-    """Whether a completion is a non-answer: flagged so by its backend, or empty (whitespace only)."""
-    return (not answered) or text is None or not text.strip()
 
 
 @runtime_checkable
