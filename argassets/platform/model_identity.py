@@ -51,7 +51,9 @@ def model_identity(entry: ModelEntry) -> dict[str, Any]:
             if entry.gguf_path or entry.gguf_package:
                 identity["engine"]["converted_to"] = CONVERTED_DTYPE  # the dequantised folder vLLM loads
         elif entry.backend == "llama_cpp":
-            identity["engine"] = {"n_ctx": entry.n_ctx}
+            # The runs of a request are sampled as parallel sequences (judges/llama_cpp_batch.py):
+            # same seeds, other draws than the one-call-per-run decoding that came before.
+            identity["engine"] = {"n_ctx": entry.n_ctx, "decoding": "parallel-sequences"}
     return identity
 
 

@@ -88,6 +88,31 @@ def test_in_process_judge_is_restricted_to_the_labels(gguf: Path, tmp_path: Path
     assert score == "NA" or 0 <= int(score) <= 100
 
 
+def test_runs_decoded_side_by_side_are_reproducible_and_independent(gguf: Path):
+    judge = LlamaCppJudge(gguf, n_ctx=2048, n_threads=2, seed=0)
+    sampling = SamplingParams(1.0, seed=100, max_tokens=8)
+    requests = _requests() * 4  # the same two prompts again and again: the KV cache's shared prefix in play
+    texts = [[c.text for c in row] for row in judge.complete(requests, sampling, [0, 1, 2])]
+    judge.close()  # a fresh model and context answer the same
+    fresh = [[c.text for c in row] for row in judge.complete(requests[:2], sampling, [0, 1, 2])]
+    assert texts[:2] == texts[2:4] == texts[4:6] == fresh
+    assert all(t in AQ_LABELS for row in texts for t in row)
+    # each run samples with its own seed: on a 0-100 score the three runs of one request differ
+    score = ChatRequest("p", "Answer in JSON.", "Score this: lower taxes.", json_schema=SCORE_SCHEMA)
+    runs = [c.text for c in judge.complete([score], SamplingParams(1.0, seed=7, max_tokens=16), [0, 1, 2])[0]]
+    assert len(set(runs)) > 1, runs
+    judge.close()
+
+
+def test_prompt_beyond_the_context_window_is_an_empty_output(gguf: Path):
+    judge = LlamaCppJudge(gguf, n_ctx=64, n_threads=2, seed=0)
+    long = ChatRequest("long", SYSTEM, "Argument A: " + "cars pollute " * 100 + "\nArgument B: no.", choices=AQ_LABELS)
+    rows = judge.complete([long, _requests()[1]], SamplingParams(1.0, seed=0), [0, 1])
+    assert [c.text for c in rows[0]] == ["", ""]
+    assert [c.seed for c in rows[0]] == [0, 1]
+    judge.close()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from argassets.platform.judges.llama_cpp_batch import ContextWindowExceeded, ParallelRuns
 from argassets.platform.judges.openai_compat import choice_grammar
 from argassets.platform.judging import ChatRequest, Completion, SamplingParams, utc_now
 
@@ -44,11 +45,14 @@ def find_gguf(gguf_path: str | None = None, gguf_package: str | None = None) -> 
 
 
 class LlamaCppJudge:
-    """Chat completions from ``llama_cpp.Llama`` (loaded once, lazily), one call per (request, run).
+    """Chat completions from ``llama_cpp.Llama`` (loaded once, lazily), the runs of a request side by side.
 
-    Label requests are restricted by the grammar ``root ::= "A" | "B" | "Tie"``; JSON requests by a
-    grammar built from their schema. A prompt longer than the context window is answered with an
-    empty (invalid) output instead of failing the run.
+    The runs of one request are decoded as parallel sequences of one llama.cpp context
+    (:mod:`~argassets.platform.judges.llama_cpp_batch`): the prompt once, then one decode per
+    generated token for all runs, each run sampled with its own seed. Label requests are restricted
+    by the grammar ``root ::= "A" | "B" | "Tie"``; JSON requests by a grammar built from their
+    schema. A prompt longer than the context window is answered with an empty (invalid) output
+    instead of failing the run.
     """
 
     backend = "llama_cpp"
@@ -60,16 +64,14 @@ class LlamaCppJudge:
         n_ctx: int = 2048,
         n_threads: int | None = None,
         seed: int = 0,
-        llama: Any | None = None,
     ):
         self.model_path = Path(model_path)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or max(1, os.cpu_count() or 1)
         self.seed = seed
-        self._llama = llama
-        # A model handed in by the caller is the caller's to free.
-        self._owns_llama = llama is None
-        self._grammars: dict[str, Any] = {}
+        self._llama: Any | None = None
+        self._runs: ParallelRuns | None = None
+        self._grammars: dict[str, str] = {}
 
     def llama(self) -> Any:
         if self._llama is None:
@@ -79,70 +81,72 @@ class LlamaCppJudge:
                 raise RuntimeError(
                     "the llama_cpp backend needs the optional extra: pip install 'argassets[local-llm]'"
                 ) from exc
+            # Its own context is only used for tokenising; a small one keeps its KV cache small.
             self._llama = Llama(
-                model_path=str(self.model_path),
-                n_ctx=self.n_ctx,
-                n_threads=self.n_threads,
-                seed=self.seed,
-                verbose=False,
+                model_path=str(self.model_path), n_ctx=256, n_threads=self.n_threads, seed=self.seed, verbose=False
             )
         return self._llama
 
+    def parallel_runs(self, n_runs: int) -> ParallelRuns:
+        """The decoding context, (re)made when a request asks for more runs than it holds."""
+        if self._runs is None or self._runs.n_seq < n_runs:
+            if self._runs is not None:
+                self._runs.close()
+            self._runs = ParallelRuns(self.llama(), n_seq=n_runs, n_ctx=self.n_ctx, n_threads=self.n_threads)
+        return self._runs
+
     def close(self) -> None:
-        """Free the model this judge loaded (loaded again on the next batch)."""
-        if self._llama is not None and self._owns_llama:
+        """Free the context and the model (loaded again on the next batch)."""
+        if self._runs is not None:
+            self._runs.close()
+            self._runs = None
+        if self._llama is not None:
             close = getattr(self._llama, "close", None)
             if callable(close):
                 close()
             self._llama = None
         self._grammars.clear()
 
-    def grammar(self, request: ChatRequest) -> Any | None:
+    def grammar(self, request: ChatRequest) -> str | None:
+        """The GBNF text restricting the request's answer (labels or JSON schema), if any."""
         if request.choices:
-            text, key = choice_grammar(request.choices), "choices:" + "|".join(request.choices)
-        elif request.json_schema is not None:
-            text, key = None, "schema:" + json.dumps(request.json_schema, sort_keys=True)
-        else:
+            return choice_grammar(request.choices)
+        if request.json_schema is None:
             return None
+        key = json.dumps(request.json_schema, sort_keys=True)
         if key not in self._grammars:
-            from llama_cpp import LlamaGrammar
+            from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-            if text is not None:
-                self._grammars[key] = LlamaGrammar.from_string(text, verbose=False)
-            else:
-                self._grammars[key] = LlamaGrammar.from_json_schema(json.dumps(request.json_schema), verbose=False)
+            self._grammars[key] = json_schema_to_gbnf(json.dumps(request.json_schema))
         return self._grammars[key]
 
     def complete(
         self, requests: Sequence[ChatRequest], sampling: SamplingParams, runs: Sequence[int]
     ) -> list[list[Completion]]:
-        llm = self.llama()
+        decoder = self.parallel_runs(len(runs))
+        seeds = [sampling.run_seed(run) for run in runs]
         out = []
         for request in requests:
-            grammar = self.grammar(request)
-            row = []
-            for run in runs:
-                requested_at = utc_now()
-                started = time.perf_counter()
-                try:
-                    response = llm.create_chat_completion(
-                        messages=request.messages,
-                        temperature=sampling.temperature,
-                        top_p=sampling.top_p,
-                        max_tokens=sampling.max_tokens,
-                        seed=sampling.run_seed(run),
-                        grammar=grammar,
-                    )
-                    text = response["choices"][0]["message"].get("content") or ""
-                except ValueError as exc:
-                    if "context window" not in str(exc):
-                        raise
-                    _log.warning("request %r: %s; recorded as an empty (invalid) output", request.key, exc)
-                    text = ""
-                row.append(
-                    Completion(
-                        text, int(run), sampling.run_seed(run), time.perf_counter() - started, requested_at, utc_now()
-                    )
+            requested_at = utc_now()
+            started = time.perf_counter()
+            try:
+                texts = decoder.generate(
+                    request.messages,
+                    self.grammar(request),
+                    seeds,
+                    temperature=sampling.temperature,
+                    top_p=sampling.top_p,
+                    max_tokens=sampling.max_tokens,
                 )
-            out.append(row)
+            except ContextWindowExceeded as exc:
+                _log.warning("request %r: %s; recorded as an empty (invalid) output", request.key, exc)
+                texts = [""] * len(runs)
+            # The runs were decoded together: each records the time of the whole request.
+            latency_s, completed_at = time.perf_counter() - started, utc_now()
+            out.append(
+                [
+                    Completion(text, int(run), seed, latency_s, requested_at, completed_at)
+                    for text, run, seed in zip(texts, runs, seeds, strict=True)
+                ]
+            )
         return out

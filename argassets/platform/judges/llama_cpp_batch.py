@@ -1,0 +1,180 @@
+"""The runs of one prompt decoded side by side: llama.cpp's batch API with one sequence per run.
+
+The high-level ``Llama.create_chat_completion`` answers one run per call, so the n runs of a prompt
+are n decodes one after the other. Here the prompt is decoded once into every run's sequence (a
+unified KV cache, the pattern of llama.cpp's ``batched`` example), then each generation step is one
+``llama_decode`` for all live runs. Each run samples with a sampler chain of its own, seeded with
+its run seed: grammar, top-p, temperature, distribution. The prefix shared with the previous prompt
+(a system message, a few-shot block) stays in the KV cache and is not decoded again.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["ContextWindowExceeded", "ParallelRuns"]
+
+#: llama.cpp's "pick a random seed" value, for a run without a seed.
+_RANDOM_SEED = 0xFFFFFFFF
+
+
+class ContextWindowExceeded(ValueError):
+    """The prompt does not fit into the context window."""
+
+
+class ParallelRuns:
+    """A llama.cpp context for up to ``n_seq`` runs of one prompt, on the weights of ``llama``.
+
+    ``llama`` is a loaded ``llama_cpp.Llama`` (its model and tokenizer are used; its own context
+    is not). ``n_ctx`` is the window of each run: a prompt of ``n_ctx`` tokens or more is refused,
+    and generation stops at the window as ``create_chat_completion`` does.
+    """
+
+    def __init__(self, llama: Any, n_seq: int, n_ctx: int, n_threads: int):
+        import llama_cpp as ll
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise ValueError(f"{llama.model_path}: the GGUF has no chat template (tokenizer.chat_template)")
+        model = llama._model
+        # The same formatter Llama builds for a GGUF's own template ("chat_template.default").
+        self._format = Jinja2ChatFormatter(
+            template=template,
+            eos_token=model.token_get_text(llama.token_eos()) if llama.token_eos() != -1 else "",
+            bos_token=model.token_get_text(llama.token_bos()) if llama.token_bos() != -1 else "",
+        )
+        self._llama = llama
+        self.n_seq = n_seq
+        self.n_ctx = n_ctx
+        params = ll.llama_context_default_params()
+        params.n_ctx = n_ctx * n_seq
+        params.n_batch = n_ctx
+        params.n_seq_max = n_seq
+        params.kv_unified = True  # the runs read their prompt's cells, decoded once
+        params.n_threads = params.n_threads_batch = n_threads
+        self._ctx = ll.llama_init_from_model(model.model, params)
+        if not self._ctx:
+            raise RuntimeError(f"{llama.model_path}: llama.cpp could not create a context for {n_seq} sequences")
+        self._vocab = ll.llama_model_get_vocab(model.model)
+        self._memory = ll.llama_get_memory(self._ctx)
+        self._batch = ll.llama_batch_init(n_ctx, 0, n_seq)
+        self._cached: list[int] = []
+
+    def tokens(self, messages: Sequence[dict[str, str]]) -> list[int]:
+        """The prompt's tokens, as ``create_chat_completion`` would send them."""
+        prompt = self._format(messages=list(messages))  # type: ignore[arg-type]
+        return self._llama.tokenize(prompt.prompt.encode("utf-8"), add_bos=not prompt.added_special, special=True)
+
+    def generate(
+        self,
+        messages: Sequence[dict[str, str]],
+        grammar: str | None,
+        seeds: Sequence[int | None],
+        temperature: float,
+        top_p: float,
+        max_tokens: int,
+    ) -> list[str]:
+        """One text per seed: the runs of one chat request, sampled side by side."""
+        import llama_cpp as ll
+
+        if len(seeds) > self.n_seq:
+            raise ValueError(f"{len(seeds)} runs, but the context holds {self.n_seq} sequences")
+        prompt = self.tokens(messages)
+        if len(prompt) >= self.n_ctx:
+            raise ContextWindowExceeded(f"Requested tokens ({len(prompt)}) exceed context window of {self.n_ctx}")
+        max_tokens = min(max_tokens, self.n_ctx - len(prompt))
+        runs = list(range(len(seeds)))
+        self._decode_prompt(prompt, runs)
+
+        samplers = [self._sampler(grammar, seed, temperature, top_p) for seed in seeds]
+        texts = [b""] * len(runs)
+        try:
+            logits_at = dict.fromkeys(runs, -1)  # run -> batch index of its logits (-1: the prompt's last)
+            position = len(prompt)
+            for _ in range(max_tokens):
+                step: dict[int, int] = {}
+                for run, index in logits_at.items():
+                    token = ll.llama_sampler_sample(samplers[run], self._ctx, index)
+                    if not ll.llama_vocab_is_eog(self._vocab, token):
+                        texts[run] += self._piece(token)
+                        step[run] = token
+                if not step:
+                    break
+                for index, (run, token) in enumerate(step.items()):
+                    self._put(index, token, position, [run], logits=True)
+                self._decode(len(step))
+                logits_at = {run: index for index, run in enumerate(step)}
+                position += 1
+        finally:
+            for sampler in samplers:
+                ll.llama_sampler_free(sampler)
+        return [text.decode("utf-8", errors="replace") for text in texts]
+
+    def close(self) -> None:
+        import llama_cpp as ll
+
+        if self._ctx:
+            ll.llama_batch_free(self._batch)
+            ll.llama_free(self._ctx)
+            self._ctx = None
+
+    def _decode_prompt(self, prompt: list[int], runs: list[int]) -> None:
+        import llama_cpp as ll
+
+        common = 0
+        for cached, token in zip(self._cached, prompt, strict=False):
+            if cached != token:
+                break
+            common += 1
+        common = min(common, len(prompt) - 1)  # decode at least the last token: its logits start every run
+        ll.llama_memory_seq_rm(self._memory, -1, common, -1)  # every run's cells past the shared prefix
+        self._cached = []
+        for start in range(common, len(prompt), self.n_ctx):
+            chunk = prompt[start : start + self.n_ctx]
+            for offset, token in enumerate(chunk):
+                position = start + offset
+                self._put(offset, token, position, runs, logits=position == len(prompt) - 1)
+            self._decode(len(chunk))
+        self._cached = prompt
+
+    def _sampler(self, grammar: str | None, seed: int | None, temperature: float, top_p: float) -> Any:
+        import llama_cpp as ll
+
+        chain = ll.llama_sampler_chain_init(ll.llama_sampler_chain_default_params())
+        if grammar is not None:
+            ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_grammar(self._vocab, grammar.encode(), b"root"))
+        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_top_p(top_p, 1))
+        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_temp(temperature))
+        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_dist(_RANDOM_SEED if seed is None else seed))
+        return chain
+
+    def _put(self, index: int, token: int, position: int, runs: Sequence[int], logits: bool) -> None:
+        batch = self._batch
+        batch.token[index] = token
+        batch.pos[index] = position
+        batch.n_seq_id[index] = len(runs)
+        for slot, run in enumerate(runs):
+            batch.seq_id[index][slot] = run
+        batch.logits[index] = logits
+
+    def _decode(self, n_tokens: int) -> None:
+        import llama_cpp as ll
+
+        self._batch.n_tokens = n_tokens
+        status = ll.llama_decode(self._ctx, self._batch)
+        if status != 0:
+            self._cached = []
+            raise RuntimeError(f"llama_decode failed with status {status}")
+
+    def _piece(self, token: int) -> bytes:
+        import llama_cpp as ll
+
+        buffer = ctypes.create_string_buffer(64)
+        n = ll.llama_token_to_piece(self._vocab, token, buffer, len(buffer), 0, False)
+        if n < 0:  # a longer piece: ask again with the size llama.cpp asked for
+            buffer = ctypes.create_string_buffer(-n)
+            n = ll.llama_token_to_piece(self._vocab, token, buffer, len(buffer), 0, False)
+        return buffer.raw[:n]
