@@ -7,6 +7,7 @@
   short hash of them, part of the cache key.
 - :class:`Judge` is the one interface every backend implements: ``complete`` answers a batch of
   requests with one :class:`Completion` per requested run; ``close`` frees what it holds.
+- :func:`is_non_answer` says which completions are no judgment at all: never final, asked again.
 - The cache is :mod:`argassets.platform.judgment_cache`; sending only what it lacks is
   :mod:`argassets.platform.incremental_judging`.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
@@ -152,10 +153,12 @@ class SamplingParams:
 class Completion:
     """One answer of a judge to one request in one run.
 
-    ``answered`` is ``False`` for a non-answer: the backend got no answer at all (an empty or
-    unparsable response body, no choices, empty text). ``text`` then keeps what came back, for
-    diagnosis; the cache stores it like any completion and it stays invalid in the table (asking
-    non-answers again is not implemented: docs/judgments.md).
+    ``answered`` is ``False`` when the backend got no answer at all (an empty or unparsable
+    response body, no choices, empty text); ``text`` then keeps what came back, for diagnosis.
+    :func:`argassets.platform.incremental_judging.judge_incrementally` also sets it to ``False``
+    for text its study cannot read (see :func:`is_non_answer`) before storing it. The cache keeps
+    such a non-answer (invalid in the table) with its attempt count, and it is asked again at the
+    next materialisation, until an answer arrives or the attempts run out (docs/judgments.md).
     """
 
     text: str
@@ -165,6 +168,21 @@ class Completion:
     requested_at: str
     completed_at: str
     answered: bool = True
+
+
+def is_non_answer(text: str | None, answered: bool = True, valid: Callable[[str], bool] | None = None) -> bool:
+    """Whether a completion is a non-answer: no judgment at all, so never a final one.
+
+    The one definition. A non-answer is
+
+    - flagged by its backend (``answered=False``): an empty or unparsable response body, no choices;
+    - empty or whitespace-only text;
+    - text the study cannot read as a valid answer (``valid(text)`` is ``False``, e.g. prose, two
+      labels, a score out of range), when the study gives its reader ``valid``.
+    """
+    if not answered or text is None or not text.strip():
+        return True
+    return valid is not None and not valid(text)
 
 
 @runtime_checkable
@@ -216,3 +234,6 @@ class CachedCompletion:
     completed_at: str
     backend: str
     from_cache: bool
+    #: ``False`` for a non-answer (:func:`is_non_answer`); ``attempts``: how often its key was asked.
+    answered: bool = True
+    attempts: int = 1
