@@ -23,14 +23,13 @@ members' valid scores and add up their NA counts and repetitions.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from argassets.platform.judging import PROVENANCE_COLUMNS, ChatRequest, SamplingParams
+from argassets.platform.judging import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
 from argassets.platform.registry import ModelEntry, Scope
-from argassets.political.score_parsing import parse_score
+from argassets.political.score_parsing import ParsedScore, parse_score
 
 #: The paper's decoding parameters; a registry entry's ``sampling`` overrides each field.
 #: ``max_tokens`` is ours: ``{"Score": 100}`` needs about eight tokens, so 32 leaves room for
@@ -88,6 +87,15 @@ def scope_arguments(
     return chosen.drop(columns="_rank").sort_values("argument_id", kind="stable").reset_index(drop=True)
 
 
+def reads_as_score(text: str) -> bool:
+    """Whether a judge's text is a score or NA: what ``is_valid`` says in the table.
+
+    The study's reader for :func:`argassets.platform.judging.is_non_answer`: anything else is a
+    non-answer, asked again at the next materialisation.
+    """
+    return parse_score(text).is_valid
+
+
 def build_requests(prompts: pd.DataFrame) -> list[ChatRequest]:
     """One structured-output request per argument (``json_schema`` = :data:`SCORE_JSON_SCHEMA`).
 
@@ -142,7 +150,7 @@ def empty_predictions() -> pd.DataFrame:
 
 
 def prediction_table(
-    completions: Sequence[Any],
+    completions: Sequence[CachedCompletion],
     judge_model: str,
     sampling: SamplingParams,
     backend: str,
@@ -161,7 +169,8 @@ def prediction_table(
     for c in completions:
         if c.text not in parsed:
             parsed[c.text] = parse_score(c.text)
-    answers = [parsed[c.text] for c in completions]
+    # A non-answer stays invalid even when what came back happens to parse.
+    answers = [parsed[c.text] if c.answered else ParsedScore.invalid() for c in completions]
     frame = pd.DataFrame(
         {
             "judge_model": judge_model,
