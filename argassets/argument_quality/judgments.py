@@ -151,15 +151,6 @@ def build_requests(
     return requests, items
 
 
-def reads_as_label(text: str) -> bool:
-    """Whether a judge's text is a verdict (A, B or Tie): what ``is_valid`` says in the table.
-
-    The study's reader for :func:`argassets.platform.judging.is_non_answer`: anything else is a
-    non-answer, asked again at the next materialisation.
-    """
-    return parse_choice(text, AQ_LABELS) is not None
-
-
 #: A verdict seen in the swapped order (``ba``), mapped back to the comparison's orientation.
 _SWAP = {"A": "B", "B": "A", "Tie": "Tie"}
 

@@ -92,7 +92,6 @@ def judge_incrementally(
     log: Log = None,
     lease_s: float = DEFAULT_LEASE_S,
     poll_s: float | None = None,
-    valid: Callable[[str], bool] | None = None,
     max_attempts: int = MAX_ATTEMPTS,
 ) -> list[CachedCompletion]:
     """Judge every request ``n_runs`` times, sending only what the cache does not hold yet.
@@ -111,10 +110,11 @@ def judge_incrementally(
       call runs);
     - the result is always what the cache holds: when two writers answered the same key (a lease
       expired under a slow writer), the first stored answer is the one returned, by both;
-    - a non-answer (:func:`is_non_answer` with the study's reader ``valid``) is stored as such and
-      is not final: a cached non-answer with fewer than ``max_attempts`` attempts is claimed and
-      sent again (once per call: a non-answer this call stored waits for the next call), and the
-      store replaces it only if nobody asked it again meanwhile. An answer is never sent again.
+    - a non-answer (:func:`is_non_answer`: flagged by the backend, or empty text) is stored as
+      such and is not final: a cached non-answer with fewer than ``max_attempts`` attempts is
+      claimed and sent again (once per call: a non-answer this call stored waits for the next
+      call), and the store replaces it only if nobody asked it again meanwhile. An answer is never
+      sent again, even text the study cannot parse: that is the model's judgment, counted invalid.
 
     If the judge raises :class:`PartialBatchError`, the completions it did finish are stored
     before the error propagates; the claims left are released at once.
@@ -143,9 +143,6 @@ def judge_incrementally(
     poll_s
         Pause between two looks at keys claimed by another writer (default ``lease_s / 10``,
         at most 1 s).
-    valid
-        The study's reader: ``True`` when a text is a valid answer (what its table calls
-        ``is_valid``). Without it only empty text and backend-flagged failures are non-answers.
     max_attempts
         Attempts per key before a non-answer is final.
 
@@ -205,16 +202,9 @@ def judge_incrementally(
         + (f" ({len(again)} of them non-answers asked again)" if again else ""),
     )
 
-    readable: dict[str, bool] = {}  # labels repeat: read each distinct text once
-
     def checked(completions: Iterable[tuple[str, Completion]]) -> list[tuple[str, Completion]]:
         """The completions with ``answered`` set by the one definition of a non-answer."""
-        out = []
-        for sha, c in completions:
-            if c.text not in readable:
-                readable[c.text] = not is_non_answer(c.text, True, valid)
-            out.append((sha, replace(c, answered=c.answered and readable[c.text])))
-        return out
+        return [(sha, replace(c, answered=not is_non_answer(c.text, c.answered))) for sha, c in completions]
 
     def settle(items: Mapping[tuple[str, int], Mapping[str, Any]]) -> int:
         """Take completions found in the cache (stored by another writer) off the pending work."""

@@ -7,7 +7,8 @@
   short hash of them, part of the cache key.
 - :class:`Judge` is the one interface every backend implements: ``complete`` answers a batch of
   requests with one :class:`Completion` per requested run; ``close`` frees what it holds.
-- :func:`is_non_answer` says which completions are no judgment at all: never final, asked again.
+- :func:`is_non_answer` says which completions are no judgment at all (a failed response, empty
+  text): never final, asked again.
 - The cache is :mod:`argassets.platform.judgment_cache`; sending only what it lacks is
   :mod:`argassets.platform.incremental_judging`.
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
@@ -154,11 +155,13 @@ class Completion:
     """One answer of a judge to one request in one run.
 
     ``answered`` is ``False`` when the backend got no answer at all (an empty or unparsable
-    response body, no choices, empty text); ``text`` then keeps what came back, for diagnosis.
-    :func:`argassets.platform.incremental_judging.judge_incrementally` also sets it to ``False``
-    for text its study cannot read (see :func:`is_non_answer`) before storing it. The cache keeps
-    such a non-answer (invalid in the table) with its attempt count, and it is asked again at the
-    next materialisation, until an answer arrives or the attempts run out (docs/judgments.md).
+    response body, no choices); ``text`` then keeps what came back, for diagnosis. Such a
+    completion, or one with empty text, is a non-answer (:func:`is_non_answer`): the cache keeps it
+    (invalid in the table) with its attempt count and it is asked again at the next
+    materialisation, until an answer arrives or the attempts run out (docs/judgments.md). Text the
+    study cannot parse (prose, two labels, a score out of range) is an answer, never asked again:
+    it is the model's judgment, counted as invalid, and re-asking until it parses would bias the
+    labels and hide the invalid rate.
     """
 
     text: str
@@ -170,19 +173,14 @@ class Completion:
     answered: bool = True
 
 
-def is_non_answer(text: str | None, answered: bool = True, valid: Callable[[str], bool] | None = None) -> bool:
+def is_non_answer(text: str | None, answered: bool = True) -> bool:
     """Whether a completion is a non-answer: no judgment at all, so never a final one.
 
-    The one definition. A non-answer is
-
-    - flagged by its backend (``answered=False``): an empty or unparsable response body, no choices;
-    - empty or whitespace-only text;
-    - text the study cannot read as a valid answer (``valid(text)`` is ``False``, e.g. prose, two
-      labels, a score out of range), when the study gives its reader ``valid``.
+    The one definition. A non-answer is a completion flagged by its backend (``answered=False``:
+    an empty or unparsable response body, no choices) or one with empty or whitespace-only text.
+    Text the study cannot parse is not a non-answer: it is the model's (invalid) judgment.
     """
-    if not answered or text is None or not text.strip():
-        return True
-    return valid is not None and not valid(text)
+    return not answered or text is None or not text.strip()
 
 
 @runtime_checkable

@@ -90,8 +90,8 @@ VALUE_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("attempts", "INTEGER NOT NULL", "INTEGER NOT NULL"),
 )
 #: Columns added after the first release, with the value existing rows get: ``(SQLite, PostgreSQL)``.
-#: ``answered`` is then set from the stored text (empty means non-answer: the one part of
-#: :func:`is_non_answer` the cache can judge without the study); other old rows count as answers.
+#: ``answered`` is then set from the stored text (empty means non-answer; whether the backend
+#: flagged a row was not kept, so :func:`is_non_answer` can judge only that); others are answers.
 _ADDED_COLUMNS: dict[str, tuple[str, str]] = {"answered": ("1", "TRUE"), "attempts": ("1", "1")}
 _VALUE_NAMES = tuple(name for name, _, _ in VALUE_COLUMNS)
 _KEY_NAMES = tuple(name for name, _, _ in KEY_COLUMNS)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,14 +80,13 @@ def judge_partition(
     requests: list[ChatRequest],
     sampling: SamplingParams,
     n_runs: int,
-    valid: Callable[[str], bool] | None = None,
 ) -> PartitionJudgments:
     """Every request answered ``n_runs`` times by ``entry``'s judge, through the judgment cache.
 
     Imported judgments are re-read from their file every time (an in-memory cache); every other
     backend shares the persistent cache, so a re-run sends only what is missing, plus the cached
-    non-answers (empty, flagged by the backend, or not ``valid`` for the study) that have had fewer
-    than ``MAX_ATTEMPTS`` attempts. The cache is keyed by the model's identity
+    non-answers (flagged by the backend, or empty text) that have had fewer than ``MAX_ATTEMPTS``
+    attempts; text the study cannot parse is the model's answer and is not sent again. The cache is keyed by the model's identity
     (``<name>@<identity key>``), not by its registry name alone: answers of an entry whose model,
     weights or output-changing engine arguments changed are not reused.
     """
@@ -108,7 +106,6 @@ def judge_partition(
             cache,
             batch_size=default_batch_size(entry),
             log=context.log,
-            valid=valid,
             max_attempts=MAX_ATTEMPTS,
         )
     finally:

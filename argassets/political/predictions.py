@@ -87,15 +87,6 @@ def scope_arguments(
     return chosen.drop(columns="_rank").sort_values("argument_id", kind="stable").reset_index(drop=True)
 
 
-def reads_as_score(text: str) -> bool:
-    """Whether a judge's text is a score or NA: what ``is_valid`` says in the table.
-
-    The study's reader for :func:`argassets.platform.judging.is_non_answer`: anything else is a
-    non-answer, asked again at the next materialisation.
-    """
-    return parse_score(text).is_valid
-
-
 def build_requests(prompts: pd.DataFrame) -> list[ChatRequest]:
     """One structured-output request per argument (``json_schema`` = :data:`SCORE_JSON_SCHEMA`).
 

@@ -1,10 +1,11 @@
 """A non-answer is never a final judgment (issue 10, item 5), on both cache backends.
 
-An empty body, a body the backend could not read (no choices, not the expected JSON) or text the
-study cannot read as an answer is stored as a non-answer: invalid in the table, and asked again at
-the next materialisation until it is answered or has had ``MAX_ATTEMPTS`` attempts (given up). An
-answer is final. Concurrent runs still send each key at most once: a run asks a non-answer again
-only while it is the one the run saw. PostgreSQL is a real server (tests/postgres_server.py).
+An empty body, a body the backend could not read (no choices, not the expected JSON) or empty text
+is stored as a non-answer: invalid in the table, and asked again at the next materialisation until
+it is answered or has had ``MAX_ATTEMPTS`` attempts (given up). An answer is final, including text
+the study cannot parse (prose, a score out of range): that is the model's invalid judgment, never
+asked again. Concurrent runs still send each key at most once: a run asks a non-answer again only
+while it is the one the run saw. PostgreSQL is a real server (tests/postgres_server.py).
 """
 
 from __future__ import annotations
@@ -23,14 +24,13 @@ import pandas as pd
 import pytest
 
 from argassets.argument_quality.assets import corpora, judgments, prompts
-from argassets.argument_quality.judgments import reads_as_label
 from argassets.platform.choice_parsing import AQ_LABELS
 from argassets.platform.incremental_judging import MAX_ATTEMPTS, judge_incrementally
 from argassets.platform.judging import CachedCompletion, ChatRequest, Completion, SamplingParams, is_non_answer, utc_now
 from argassets.platform.judgment_cache import new_owner_id, open_judgment_cache
 from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.registry import ModelEntry
-from argassets.political.predictions import prediction_table, reads_as_score
+from argassets.political.predictions import prediction_table
 from resources.corpora import WebisSourceResource
 from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
@@ -107,13 +107,9 @@ class ScriptedJudge:
 def test_what_a_non_answer_is() -> None:
     assert is_non_answer("") and is_non_answer(" \n\t") and is_non_answer(None)
     assert is_non_answer("A", answered=False)  # flagged by the backend, whatever came back
-    assert not is_non_answer("A") and not is_non_answer("I prefer A")  # without a reader, any text
-    assert is_non_answer("I prefer A", valid=reads_as_label) and is_non_answer("A or B", valid=reads_as_label)
-    assert not is_non_answer(" tie. ", valid=reads_as_label) and not is_non_answer(
-        '{"label": "B"}', valid=reads_as_label
-    )
-    assert is_non_answer('{"Score": 101}', valid=reads_as_score) and is_non_answer("left", valid=reads_as_score)
-    assert not is_non_answer('{"Score": "NA"}', valid=reads_as_score) and not is_non_answer("42", valid=reads_as_score)
+    assert not is_non_answer("A") and not is_non_answer(" tie. ") and not is_non_answer('{"Score": "NA"}')
+    # Text the study cannot parse is the model's (invalid) answer, not a non-answer.
+    assert not is_non_answer("I prefer A") and not is_non_answer("A or B") and not is_non_answer('{"Score": 101}')
 
 
 def test_a_flagged_non_answer_is_invalid_in_the_table_even_when_its_text_parses() -> None:
@@ -189,14 +185,14 @@ def test_a_non_answer_is_asked_again_until_it_is_answered(location: str) -> None
     sent: list[tuple[str, int]] = []
     script = {
         "item-1": ["", "B"],  # an empty body, then an answer
-        "item-2": ["I cannot decide.", "Tie"],  # text the study cannot read, then an answer
+        "item-2": [" \n", "Tie"],  # whitespace only, then an answer
         "item-3": [("A", False), "A"],  # a body the backend could not read, then an answer
     }
     judge = ScriptedJudge(script, sent)
     cache = open_judgment_cache(location)
 
     def judged() -> list[CachedCompletion]:
-        return judge_incrementally(judge, "m", requests, SAMPLING, 2, cache, batch_size=3, valid=reads_as_label)
+        return judge_incrementally(judge, "m", requests, SAMPLING, 2, cache, batch_size=3)
 
     first = judged()
     assert len(sent) == 8 and not any(c.from_cache for c in first)
@@ -225,7 +221,7 @@ def test_a_judge_that_never_answers_is_asked_max_attempts_times(location: str) -
     cache = open_judgment_cache(location)
     for attempt in range(1, MAX_ATTEMPTS + 3):
         sent.clear()
-        results = judge_incrementally(judge, "m", requests, SAMPLING, 2, cache, valid=reads_as_label)
+        results = judge_incrementally(judge, "m", requests, SAMPLING, 2, cache)
         if attempt == 1:
             assert len(sent) == 6
         elif attempt <= MAX_ATTEMPTS:
@@ -238,6 +234,29 @@ def test_a_judge_that_never_answers_is_asked_max_attempts_times(location: str) -
     rows = cache.lookup("m", SAMPLING.key())
     assert sorted(row["attempts"] for row in rows.values()) == [1, 1] + [MAX_ATTEMPTS] * 4
     cache.close()
+
+
+def test_an_invalid_answer_is_kept_and_not_asked_again(location: str) -> None:
+    """Prose, or a score out of range, is the model's answer: invalid in the table, never re-asked."""
+    requests = _requests(3)
+    sent: list[tuple[str, int]] = []
+    # What a second attempt would say: had it been asked again, these texts would show it.
+    script = {"item-0": ['{"Score": 101}', '{"Score": 40}'], "item-1": ["I prefer A", "A"]}
+    judge = ScriptedJudge(script, sent)
+    cache = open_judgment_cache(location)
+    first = judge_incrementally(judge, "m", requests, SAMPLING, 2, cache)
+    assert len(sent) == 6 and all(c.answered and c.attempts == 1 for c in first)
+    rows = cache.lookup("m", SAMPLING.key())
+    assert len(rows) == 6 and all(row["answered"] and row["attempts"] == 1 for row in rows.values())
+    sent.clear()
+    second = judge_incrementally(judge, "m", requests, SAMPLING, 2, cache)
+    assert sent == [] and all(c.from_cache and c.answered and c.attempts == 1 for c in second)
+    assert [c.text for c in second] == ['{"Score": 101}'] * 2 + ["I prefer A"] * 2 + ["A"] * 2
+    cache.close()
+    table = prediction_table(second, "m", SAMPLING, "scripted", False, "full")
+    out_of_range = table[table["argument_id"] == "item-0"]
+    assert not out_of_range["is_valid"].any() and out_of_range["score"].isna().all()
+    assert out_of_range["raw_output"].tolist() == ['{"Score": 101}'] * 2
 
 
 def test_two_runs_asking_the_same_non_answers_again_send_each_once(location: str) -> None:
@@ -404,7 +423,7 @@ def test_partition_counts_non_answers_asks_them_again_and_gives_up(
         {
             keys[0]: [""],  # never answers
             keys[1]: ["", "B"],
-            keys[2]: ["Both are equally weak.", "Tie"],
+            keys[2]: [" \n", "Tie"],
             keys[3]: [("A", False), "A"],  # a body the backend could not read that happens to say A
         }
     )
@@ -434,3 +453,37 @@ def test_partition_counts_non_answers_asks_them_again_and_gives_up(
     fourth = _materialize(tmp_path, database, location)
     assert SENT == [] and counts(fourth) == (0, 3, 0, 3, 3)
     assert fourth["completions_from_cache"] == ROWS and int(_table(database)["is_valid"].sum()) == ROWS - 3
+
+
+def test_partition_keeps_invalid_answers_and_does_not_ask_them_again(
+    tmp_path: Path, upstream_db: Path, location: str
+) -> None:
+    """Prose is counted invalid, as the studies report it, and is not a non-answer: nothing re-sent."""
+    database = tmp_path / "argassets.duckdb"
+    shutil.copy(upstream_db, database)
+    with duckdb.connect(str(database), read_only=True) as con:
+        keys = [
+            row[0] + ":ab"
+            for row in con.execute(
+                "SELECT prompt_id FROM main.aq_prompts WHERE topic_id = 1 AND dimension = 'logic' "
+                "AND strategy = 'zero' ORDER BY comparison_id LIMIT 2"
+            ).fetchall()
+        ]
+    SCRIPT.clear()
+    SCRIPT.update({keys[0]: ["I prefer A", "A"], keys[1]: ["A or B", "B"]})  # a second attempt would parse
+    SENT.clear()
+    ASKED.clear()
+
+    def counts(meta: dict) -> tuple[int, ...]:
+        return tuple(meta[name] for name in ("completions_sent", "non_answers", "asked_again", "given_up", "invalid"))
+
+    first = _materialize(tmp_path, database, location)
+    assert counts(first) == (ROWS, 0, 0, 0, 6)
+    table = _table(database)
+    invalid = table[~table["is_valid"]]
+    assert sorted(invalid["raw_output"]) == ["A or B"] * 3 + ["I prefer A"] * 3 and invalid["label"].isna().all()
+    SENT.clear()
+    second = _materialize(tmp_path, database, location)
+    assert SENT == [] and counts(second) == (0, 0, 0, 0, 6)
+    assert second["completions_from_cache"] == ROWS
+    assert sorted(_table(database).loc[lambda t: ~t["is_valid"], "raw_output"]) == sorted(invalid["raw_output"])

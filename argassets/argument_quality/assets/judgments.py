@@ -11,7 +11,6 @@ from argassets.argument_quality.judgments import (
     build_requests,
     judgment_table,
     orders_for,
-    reads_as_label,
     scope_prompts,
 )
 from argassets.platform.partition_judging import judge_partition, judging_metadata, outside_study
@@ -74,7 +73,7 @@ def aq_judgments(
         f"{entry.name}: {len(prompts)} prompts in scope ({scope_text}), orders {', '.join(orders)}, "
         f"{len(requests)} requests x {N_RUNS} runs"
     )
-    judged = judge_partition(context, entry, judge, judgment_cache, requests, sampling, N_RUNS, valid=reads_as_label)
+    judged = judge_partition(context, entry, judge, judgment_cache, requests, sampling, N_RUNS)
     table = judgment_table(
         items, judged.completions, entry.name, sampling, judged.backend, entry.is_baseline, scope_text
     )

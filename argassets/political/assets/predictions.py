@@ -14,7 +14,6 @@ from argassets.political.predictions import (
     political_sampling,
     prediction_table,
     published_prediction_table,
-    reads_as_score,
     scope_arguments,
 )
 from argassets.political.prompts import N_REPETITIONS
@@ -94,9 +93,7 @@ def political_predictions(
     prompts = scope_arguments(political_prompts, _study_first(political_study_items), entry.scope.max_arguments)
     requests = build_requests(prompts)
     context.log.info(f"{name}: {len(requests)} arguments in scope ({scope_text}) x {N_REPETITIONS} repetitions")
-    judged = judge_partition(
-        context, entry, judge, judgment_cache, requests, sampling, N_REPETITIONS, valid=reads_as_score
-    )
+    judged = judge_partition(context, entry, judge, judgment_cache, requests, sampling, N_REPETITIONS)
     table = prediction_table(judged.completions, name, sampling, judged.backend, entry.is_baseline, scope_text)
     metadata = judging_metadata(entry, judged, table, sampling, scope_text)
     metadata.update(
