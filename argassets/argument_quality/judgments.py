@@ -193,6 +193,7 @@ def judgment_table(
             "requested_at": column([c.requested_at for c in completions], "object"),
             "completed_at": column([c.completed_at for c in completions], "object"),
             "backend": column([c.backend for c in completions], "object"),
+            "answered": column([c.answered for c in completions], "bool"),
         }
     )
     items = items.astype({"key": object})
@@ -205,8 +206,9 @@ def judgment_table(
     if frame["comparison_id"].isna().any():
         unknown = frame.loc[frame["comparison_id"].isna(), "key"].iat[0]
         raise ValueError(f"completion for unknown request key {unknown!r}")
-    frame = frame.drop(columns=["key"])
-    frame["presented_label"] = frame["raw_output"].map(parsed).astype(object)
+    # A non-answer stays invalid even when what came back happens to parse (e.g. a bare body "A").
+    frame["presented_label"] = frame["raw_output"].map(parsed).astype(object).where(frame["answered"], None)
+    frame = frame.drop(columns=["key", "answered"])
     frame["presented_label"] = frame["presented_label"].where(frame["presented_label"].notna(), None)
     swapped = frame["presented_label"].map(_SWAP)
     frame["label"] = np.where(frame["order"] == "ba", swapped, frame["presented_label"])

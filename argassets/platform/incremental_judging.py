@@ -6,6 +6,9 @@ and sampling (on one machine or many) never send a key twice; see
 
 Identical prompts (same SHA-256) asked under the same sampling parameters and run are sent once
 and their completion is shared: the cache answers by prompt, not by caller key.
+
+A non-answer (:func:`argassets.platform.judging.is_non_answer`) is never final: a later call asks
+it again, up to :data:`MAX_ATTEMPTS` attempts per key in all, then keeps it (given up).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from argassets.platform.judging import (
@@ -23,6 +27,7 @@ from argassets.platform.judging import (
     Judge,
     PartialBatchError,
     SamplingParams,
+    is_non_answer,
 )
 from argassets.platform.judgment_cache import JudgmentStore, new_owner_id
 
@@ -40,6 +45,9 @@ def _emit(log: Log, message: str) -> None:
 
 #: Seconds a claim lasts without renewal: how long other writers wait for work a dead writer held.
 DEFAULT_LEASE_S = 60.0
+#: Attempts per key, over all calls, before a non-answer is kept as final (given up). Three gives a
+#: failed request (an endpoint's empty body, a cut-off) two more chances without paying for ever.
+MAX_ATTEMPTS = 3
 
 
 def _cached(
@@ -58,6 +66,8 @@ def _cached(
         completed_at=row["completed_at"],
         backend=row["backend"],
         from_cache=not fresh,
+        answered=bool(row["answered"]),
+        attempts=int(row["attempts"]),
     )
 
 
@@ -82,6 +92,7 @@ def judge_incrementally(
     log: Log = None,
     lease_s: float = DEFAULT_LEASE_S,
     poll_s: float | None = None,
+    max_attempts: int = MAX_ATTEMPTS,
 ) -> list[CachedCompletion]:
     """Judge every request ``n_runs`` times, sending only what the cache does not hold yet.
 
@@ -98,7 +109,12 @@ def judge_incrementally(
       be stored, or to expire when the other died (leases of ``lease_s`` seconds, renewed while this
       call runs);
     - the result is always what the cache holds: when two writers answered the same key (a lease
-      expired under a slow writer), the first stored answer is the one returned, by both.
+      expired under a slow writer), the first stored answer is the one returned, by both;
+    - a non-answer (:func:`is_non_answer`: flagged by the backend, or empty text) is stored as
+      such and is not final: a cached non-answer with fewer than ``max_attempts`` attempts is
+      claimed and sent again (once per call: a non-answer this call stored waits for the next
+      call), and the store replaces it only if nobody asked it again meanwhile. An answer is never
+      sent again, even text the study cannot parse: that is the model's judgment, counted invalid.
 
     If the judge raises :class:`PartialBatchError`, the completions it did finish are stored
     before the error propagates; the claims left are released at once.
@@ -127,12 +143,15 @@ def judge_incrementally(
     poll_s
         Pause between two looks at keys claimed by another writer (default ``lease_s / 10``,
         at most 1 s).
+    max_attempts
+        Attempts per key before a non-answer is final.
 
     Returns
     -------
     list of CachedCompletion
         One per ``(request, run)``, in request order then run order; ``from_cache`` tells whether
-        it was answered from the cache (``True``) or sent and stored by this call (``False``).
+        it was answered from the cache (``True``) or sent and stored by this call (``False``);
+        ``answered`` and ``attempts`` say whether it is a non-answer and how often it was asked.
     """
     if n_runs < 1:
         raise ValueError(f"n_runs must be >= 1, got {n_runs}")
@@ -140,6 +159,8 @@ def judge_incrementally(
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     if lease_s <= 0:
         raise ValueError(f"lease_s must be > 0, got {lease_s}")
+    if max_attempts < 1:
+        raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
     poll = min(1.0, lease_s / 10.0) if poll_s is None else float(poll_s)
     runs = list(range(n_runs))
     sampling_key = sampling.key()
@@ -152,8 +173,17 @@ def judge_incrementally(
     for request, sha in zip(requests, shas, strict=True):
         representative.setdefault(sha, request)
     pending: dict[str, set[int]] = {}
+    #: Cached non-answers asked again, with the attempts they had (see JudgmentStore.claim).
+    again: dict[tuple[str, int], int] = {}
     for sha in representative:
-        todo = {run for run in runs if (sha, run) not in stored}
+        todo = set()
+        for run in runs:
+            row = stored.get((sha, run))
+            if row is None:
+                todo.add(run)
+            elif not row["answered"] and int(row["attempts"]) < max_attempts:
+                todo.add(run)
+                again[(sha, run)] = int(row["attempts"])
         if todo:
             pending[sha] = todo
 
@@ -168,8 +198,13 @@ def judge_incrementally(
     _emit(
         log,
         f"{model_name}: {total} completions needed ({len(requests)} requests x {n_runs} runs, "
-        f"{len(representative)} distinct prompts), {already} in the cache, {total - already} to send",
+        f"{len(representative)} distinct prompts), {already} in the cache, {total - already} to send"
+        + (f" ({len(again)} of them non-answers asked again)" if again else ""),
     )
+
+    def checked(completions: Iterable[tuple[str, Completion]]) -> list[tuple[str, Completion]]:
+        """The completions with ``answered`` set by the one definition of a non-answer."""
+        return [(sha, replace(c, answered=not is_non_answer(c.text, c.answered))) for sha, c in completions]
 
     def settle(items: Mapping[tuple[str, int], Mapping[str, Any]]) -> int:
         """Take completions found in the cache (stored by another writer) off the pending work."""
@@ -195,6 +230,7 @@ def judge_incrementally(
                         [(sha, run) for sha in batch_shas for run in batch_runs],
                         owner,
                         lease_s,
+                        again,
                     )
                     found = settle(outcome.stored)
                     done += found
@@ -208,12 +244,12 @@ def judge_incrementally(
                         try:
                             answers = judge.complete(batch, sampling, list(sub_todo))
                         except PartialBatchError as exc:
-                            partial = [
+                            partial = checked(
                                 (sub_shas[i], completion)
                                 for i, completions in exc.completed.items()
                                 for completion in completions
-                            ]
-                            cache.store(model_name, sampling_key, backend, partial, owner)
+                            )
+                            cache.store(model_name, sampling_key, backend, partial, owner, again)
                             _emit(log, f"{model_name}: batch failed, stored {len(partial)} finished completions")
                             raise
                         if len(answers) != len(batch):
@@ -229,11 +265,14 @@ def judge_incrementally(
                                     f"expected {list(sub_todo)}"
                                 )
                             items.extend((sha, completion) for completion in completions)
-                        written = cache.store(model_name, sampling_key, backend, items, owner)
+                        items = checked(items)
+                        written = cache.store(model_name, sampling_key, backend, items, owner, again)
                         mine.update(written)
-                        answered = {(sha, c.run): c for sha, c in items}
-                        settle({item: _completion_row(answered[item], backend) for item in written})
-                        lost = [item for item in answered if item not in written]
+                        sent_now = {(sha, c.run): c for sha, c in items}
+                        settle(
+                            {item: _completion_row(sent_now[item], backend, again.get(item, 0) + 1) for item in written}
+                        )
+                        lost = [item for item in sent_now if item not in written]
                         if lost:
                             # Another writer stored these first (our lease had run out): theirs stand.
                             settle(cache.fetch(model_name, sampling_key, lost))
@@ -266,7 +305,7 @@ def judge_incrementally(
     return results
 
 
-def _completion_row(completion: Completion, backend: str) -> dict[str, Any]:
+def _completion_row(completion: Completion, backend: str, attempts: int) -> dict[str, Any]:
     return {
         "text": completion.text,
         "seed": completion.seed,
@@ -274,4 +313,6 @@ def _completion_row(completion: Completion, backend: str) -> dict[str, Any]:
         "requested_at": completion.requested_at,
         "completed_at": completion.completed_at,
         "backend": backend,
+        "answered": completion.answered,
+        "attempts": attempts,
     }

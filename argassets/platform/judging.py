@@ -7,6 +7,8 @@
   short hash of them, part of the cache key.
 - :class:`Judge` is the one interface every backend implements: ``complete`` answers a batch of
   requests with one :class:`Completion` per requested run; ``close`` frees what it holds.
+- :func:`is_non_answer` says which completions are no judgment at all (a failed response, empty
+  text): never final, asked again.
 - The cache is :mod:`argassets.platform.judgment_cache`; sending only what it lacks is
   :mod:`argassets.platform.incremental_judging`.
 """
@@ -152,10 +154,14 @@ class SamplingParams:
 class Completion:
     """One answer of a judge to one request in one run.
 
-    ``answered`` is ``False`` for a non-answer: the backend got no answer at all (an empty or
-    unparsable response body, no choices, empty text). ``text`` then keeps what came back, for
-    diagnosis; the cache stores it like any completion and it stays invalid in the table (asking
-    non-answers again is not implemented: docs/judgments.md).
+    ``answered`` is ``False`` when the backend got no answer at all (an empty or unparsable
+    response body, no choices); ``text`` then keeps what came back, for diagnosis. Such a
+    completion, or one with empty text, is a non-answer (:func:`is_non_answer`): the cache keeps it
+    (invalid in the table) with its attempt count and it is asked again at the next
+    materialisation, until an answer arrives or the attempts run out (docs/judgments.md). Text the
+    study cannot parse (prose, two labels, a score out of range) is an answer, never asked again:
+    it is the model's judgment, counted as invalid, and re-asking until it parses would bias the
+    labels and hide the invalid rate.
     """
 
     text: str
@@ -165,6 +171,16 @@ class Completion:
     requested_at: str
     completed_at: str
     answered: bool = True
+
+
+def is_non_answer(text: str | None, answered: bool = True) -> bool:
+    """Whether a completion is a non-answer: no judgment at all, so never a final one.
+
+    The one definition. A non-answer is a completion flagged by its backend (``answered=False``:
+    an empty or unparsable response body, no choices) or one with empty or whitespace-only text.
+    Text the study cannot parse is not a non-answer: it is the model's (invalid) judgment.
+    """
+    return not answered or text is None or not text.strip()
 
 
 @runtime_checkable
@@ -216,3 +232,6 @@ class CachedCompletion:
     completed_at: str
     backend: str
     from_cache: bool
+    #: ``False`` for a non-answer (:func:`is_non_answer`); ``attempts``: how often its key was asked.
+    answered: bool = True
+    attempts: int = 1

@@ -8,9 +8,15 @@ claims, so that:
 
 - two runs of the same partition never send the same key twice (the second waits for the first,
   and takes over a claim only when its lease ran out, i.e. the first writer died);
-- the first completion stored for a key wins; a later store of the same key changes nothing, and
+- the first answer stored for a key wins; a later store of the same key changes nothing, and
   :meth:`JudgmentStore.store` says which keys it really wrote, so a caller can return what the
   cache holds rather than what it sent;
+- a *non-answer* (:func:`argassets.platform.judging.is_non_answer`; column ``answered`` false) is
+  kept with its ``attempts``. A caller may ask it again: it claims and stores the key *as the
+  non-answer it saw* (``again``: key -> attempts seen), so the store replaces only that very
+  non-answer, never an answer, and counts one more attempt; whoever comes second finds the key
+  changed and takes what is there. How many attempts to allow is the caller's policy
+  (:data:`argassets.platform.incremental_judging.MAX_ATTEMPTS`);
 - a writer killed mid-batch (SIGKILL, lost node) loses only that batch: its claims expire after
   ``lease_s`` seconds unless a live writer renews them (:meth:`JudgmentStore.renew`).
 
@@ -32,13 +38,13 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from argassets.platform.judging import Completion, utc_now
+from argassets.platform.judging import Completion, is_non_answer, utc_now
 
 __all__ = [
     "CACHE_ENV_VAR",
@@ -80,7 +86,13 @@ VALUE_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("requested_at", "TEXT NOT NULL", "TEXT NOT NULL"),
     ("completed_at", "TEXT NOT NULL", "TEXT NOT NULL"),
     ("backend", "TEXT NOT NULL", "TEXT NOT NULL"),
+    ("answered", "INTEGER NOT NULL", "BOOLEAN NOT NULL"),
+    ("attempts", "INTEGER NOT NULL", "INTEGER NOT NULL"),
 )
+#: Columns added after the first release, with the value existing rows get: ``(SQLite, PostgreSQL)``.
+#: ``answered`` is then set from the stored text (empty means non-answer; whether the backend
+#: flagged a row was not kept, so :func:`is_non_answer` can judge only that); others are answers.
+_ADDED_COLUMNS: dict[str, tuple[str, str]] = {"answered": ("1", "TRUE"), "attempts": ("1", "1")}
 _VALUE_NAMES = tuple(name for name, _, _ in VALUE_COLUMNS)
 _KEY_NAMES = tuple(name for name, _, _ in KEY_COLUMNS)
 assert set(SCOPE_COLUMNS) | set(ITEM_COLUMNS) == set(_KEY_NAMES)
@@ -89,6 +101,20 @@ assert set(SCOPE_COLUMNS) | set(ITEM_COLUMNS) == set(_KEY_NAMES)
 Row = dict[str, Any]
 #: ``(prompt_sha256, run)``.
 Item = tuple[str, int]
+#: Keys asked again, each with the attempts of the non-answer the caller saw.
+Again = Mapping[Item, int]
+
+
+def _settled(row: Row, seen: int) -> bool:
+    """Whether a stored row is final for a caller: anything but the very non-answer it asks again."""
+    return bool(row["answered"]) or int(row["attempts"]) != seen
+
+
+def _typed(values: Sequence[Any]) -> Row:
+    row = dict(zip(_VALUE_NAMES, values, strict=True))
+    row["answered"] = bool(row["answered"])
+    row["attempts"] = int(row["attempts"])
+    return row
 
 
 def new_owner_id() -> str:
@@ -109,8 +135,8 @@ def redact_location(location: str) -> str:
 class ClaimOutcome:
     """What :meth:`JudgmentStore.claim` found for the keys asked for.
 
-    ``claimed``: now held by the caller (send them); ``stored``: already in the cache (use them);
-    the rest are held by a live writer (wait, then ask again).
+    ``claimed``: now held by the caller (send them); ``stored``: in the cache and final for the
+    caller (use them); the rest are held by a live writer (wait, then ask again).
     """
 
     claimed: set[Item] = field(default_factory=set)
@@ -133,20 +159,36 @@ class JudgmentStore:
         backend: str,
         items: Iterable[tuple[str, Completion]],
         owner: str | None = None,
+        again: Again | None = None,
     ) -> set[Item]:
         """Store ``(prompt_sha256, completion)`` pairs and drop ``owner``'s claims on them, in one
-        transaction. Returns the items really written (an item already stored is left as it is)."""
+        transaction. Returns the items really written.
+
+        An item already stored is left as it is, except an item of ``again`` whose stored row is
+        still the non-answer with the attempts given there: that one is replaced and its attempts
+        grow by one. A completion is stored as a non-answer when :func:`is_non_answer` says so.
+        """
         raise NotImplementedError
 
     def fetch(self, model: str, sampling_key: str, items: Iterable[Item]) -> dict[Item, Row]:
         """The stored rows of some items of a scope (absent items are left out)."""
         raise NotImplementedError
 
-    def claim(self, model: str, sampling_key: str, items: Sequence[Item], owner: str, lease_s: float) -> ClaimOutcome:
+    def claim(
+        self,
+        model: str,
+        sampling_key: str,
+        items: Sequence[Item],
+        owner: str,
+        lease_s: float,
+        again: Again | None = None,
+    ) -> ClaimOutcome:
         """Claim the items for ``owner`` for ``lease_s`` seconds, in one transaction.
 
         An item is claimed when nobody holds it, when ``owner`` already does, or when its holder's
-        lease ran out. Items already stored are returned in :attr:`ClaimOutcome.stored` instead.
+        lease ran out. Items already stored are returned in :attr:`ClaimOutcome.stored` instead,
+        except an item of ``again`` still stored as the non-answer seen (same attempts): that one
+        is claimed like a missing item, to be asked again.
         """
         raise NotImplementedError
 
@@ -178,9 +220,10 @@ class JudgmentStore:
         backend: str,
         items: Iterable[tuple[str, Completion]],
         owner: str | None = None,
+        again: Again | None = None,
     ) -> int:
         """:meth:`store`, returning the number of rows written."""
-        return len(self.store(model, sampling_key, backend, items, owner))
+        return len(self.store(model, sampling_key, backend, items, owner, again))
 
     @contextmanager
     def lease(self, owner: str, lease_s: float) -> Iterator[None]:
@@ -214,7 +257,10 @@ class JudgmentStore:
         self.close()
 
 
-def _rows(model: str, sampling_key: str, backend: str, items: Iterable[tuple[str, Completion]]):
+def _rows(
+    model: str, sampling_key: str, backend: str, items: Iterable[tuple[str, Completion]], again: Again | None
+) -> list[dict[str, Any]]:
+    again = again or {}
     stored_at = utc_now()
     seen: set[Item] = set()
     rows = []
@@ -235,6 +281,8 @@ def _rows(model: str, sampling_key: str, backend: str, items: Iterable[tuple[str
                 "requested_at": c.requested_at,
                 "completed_at": c.completed_at,
                 "backend": backend,
+                "answered": not is_non_answer(c.text, c.answered),
+                "attempts": again.get(item, 0) + 1,
                 "stored_at": stored_at,
             }
         )
@@ -257,6 +305,33 @@ def _sqlite_schema() -> list[str]:
         f"    expires_at REAL NOT NULL,\n    PRIMARY KEY ({primary})\n) WITHOUT ROWID",
         "CREATE INDEX IF NOT EXISTS claims_by_owner ON claims (owner)",
     ]
+
+
+#: Whitespace as ``str.strip`` sees it in ASCII: text made only of these is empty.
+_BLANK_CODES = (32, 9, 10, 11, 12, 13)
+
+
+def _migrate_sqlite(conn: sqlite3.Connection) -> None:
+    """Add the columns of :data:`_ADDED_COLUMNS` to an older file, once, whoever opens it first."""
+
+    def present() -> set[str]:
+        return {row[1] for row in conn.execute("PRAGMA table_info(completions)")}
+
+    if set(_ADDED_COLUMNS) <= present():
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        missing = [name for name in _ADDED_COLUMNS if name not in present()]
+        types = {name: sqlite_type for name, sqlite_type, _ in VALUE_COLUMNS}
+        for name in missing:
+            conn.execute(f"ALTER TABLE completions ADD COLUMN {name} {types[name]} DEFAULT {_ADDED_COLUMNS[name][0]}")
+        if "answered" in missing:
+            blank = "char(" + ", ".join(map(str, _BLANK_CODES)) + ")"
+            conn.execute(f"UPDATE completions SET answered = 0 WHERE trim(text, {blank}) = ''")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 class SQLiteJudgmentStore(JudgmentStore):
@@ -291,6 +366,7 @@ class SQLiteJudgmentStore(JudgmentStore):
             conn.execute(f"PRAGMA busy_timeout={int(self.timeout_s * 1000)}")
             for statement in _sqlite_schema():
                 conn.execute(statement)
+            _migrate_sqlite(conn)
             self._conn = conn
             self._pid = os.getpid()
         return self._conn
@@ -324,7 +400,7 @@ class SQLiteJudgmentStore(JudgmentStore):
 
     @staticmethod
     def _row(row: Sequence[Any]) -> tuple[Item, Row]:
-        return (row[0], int(row[1])), dict(zip(_VALUE_NAMES, row[2:], strict=True))
+        return (row[0], int(row[1])), _typed(row[2:])
 
     def lookup(self, model: str, sampling_key: str) -> dict[Item, Row]:
         with self._lock:
@@ -362,17 +438,23 @@ class SQLiteJudgmentStore(JudgmentStore):
             self._load_wanted(conn, items)
             return self._fetch_wanted(conn, model, sampling_key)
 
-    def store(self, model, sampling_key, backend, items, owner=None) -> set[Item]:  # noqa: ANN001
-        rows = _rows(model, sampling_key, backend, items)
+    def store(self, model, sampling_key, backend, items, owner=None, again=None) -> set[Item]:  # noqa: ANN001
+        rows = _rows(model, sampling_key, backend, items, again)
         if not rows:
             return set()
         columns = (*_KEY_NAMES, *_VALUE_NAMES, "stored_at")
         names = ", ".join(columns)
         values = [tuple(row[c] for c in columns) for row in rows]
+        replace = ", ".join(f"{name} = excluded.{name}" for name in (*_VALUE_NAMES, "stored_at"))
         with self._transaction() as conn:
             before = conn.total_changes
+            # A new key is inserted; an existing one is replaced only while it is the non-answer the
+            # caller asked again (its attempts one less than ours), so an answer is never replaced.
             conn.executemany(
-                f"INSERT OR IGNORE INTO completions ({names}) VALUES ({', '.join('?' for _ in columns)})", values
+                f"INSERT INTO completions ({names}) VALUES ({', '.join('?' for _ in columns)}) "
+                f"ON CONFLICT ({', '.join(_KEY_NAMES)}) DO UPDATE SET {replace} "
+                "WHERE completions.answered = 0 AND completions.attempts = excluded.attempts - 1",
+                values,
             )
             if conn.total_changes - before == len(rows):
                 written = {(row["prompt_sha256"], row["run"]) for row in rows}
@@ -395,19 +477,20 @@ class SQLiteJudgmentStore(JudgmentStore):
                 )
         return written
 
-    def claim(self, model, sampling_key, items, owner, lease_s) -> ClaimOutcome:  # noqa: ANN001
+    def claim(self, model, sampling_key, items, owner, lease_s, again=None) -> ClaimOutcome:  # noqa: ANN001
         outcome = ClaimOutcome()
         if not items:
             return outcome
+        again = again or {}
         with self._transaction() as conn:
             now = time.time()
             self._load_wanted(conn, items)
-            outcome.stored = self._fetch_wanted(conn, model, sampling_key)
-            conn.execute(
-                "DELETE FROM temp.wanted WHERE EXISTS (SELECT 1 FROM completions c WHERE c.model = ? AND "
-                "c.sampling_key = ? AND c.prompt_sha256 = wanted.prompt_sha256 AND c.run = wanted.run)",
-                (model, sampling_key),
-            )
+            outcome.stored = {
+                item: row
+                for item, row in self._fetch_wanted(conn, model, sampling_key).items()
+                if _settled(row, again.get(item, 0))
+            }
+            conn.executemany("DELETE FROM temp.wanted WHERE prompt_sha256 = ? AND run = ?", list(outcome.stored))
             conn.execute(
                 "INSERT INTO claims (model, prompt_sha256, sampling_key, run, owner, expires_at) "
                 "SELECT ?, prompt_sha256, ?, run, ?, ? FROM temp.wanted WHERE true "
@@ -468,11 +551,33 @@ def _postgres_schema() -> list[str]:
     ]
 
 
-_PG_ARRAY_TYPES = {"TEXT": "text[]", "INTEGER": "integer[]", "BIGINT": "bigint[]", "DOUBLE PRECISION": "float8[]"}
+_PG_ARRAY_TYPES = {
+    "TEXT": "text[]",
+    "INTEGER": "integer[]",
+    "BIGINT": "bigint[]",
+    "DOUBLE PRECISION": "float8[]",
+    "BOOLEAN": "boolean[]",
+}
 
 
 def _pg_array_type(pg_type: str) -> str:
     return _PG_ARRAY_TYPES[pg_type.replace(" NOT NULL", "")]
+
+
+def _migrate_postgres(cur: Any) -> None:
+    """Add the columns of :data:`_ADDED_COLUMNS` to an older schema (under the schema lock)."""
+    cur.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND table_name = 'completions'"
+    )
+    present = {row[0] for row in cur.fetchall()}
+    missing = [name for name in _ADDED_COLUMNS if name not in present]
+    types = {name: pg_type for name, _, pg_type in VALUE_COLUMNS}
+    for name in missing:
+        cur.execute(f"ALTER TABLE completions ADD COLUMN {name} {types[name]} DEFAULT {_ADDED_COLUMNS[name][1]}")
+    if "answered" in missing:
+        blank = " || ".join(f"chr({code})" for code in _BLANK_CODES)
+        cur.execute(f"UPDATE completions SET answered = FALSE WHERE btrim(text, {blank}) = ''")
 
 
 class PostgresJudgmentStore(JudgmentStore):
@@ -526,6 +631,7 @@ class PostgresJudgmentStore(JudgmentStore):
                 cur.execute("SELECT pg_advisory_xact_lock(%s)", (_PG_SCHEMA_LOCK,))
                 for statement in _postgres_schema():
                     cur.execute(statement)
+                _migrate_postgres(cur)
             conn.commit()
             self._conn = conn
             self._pid = os.getpid()
@@ -572,7 +678,7 @@ class PostgresJudgmentStore(JudgmentStore):
 
     @staticmethod
     def _row(row: Sequence[Any]) -> tuple[Item, Row]:
-        return (row[0], int(row[1])), dict(zip(_VALUE_NAMES, row[2:], strict=True))
+        return (row[0], int(row[1])), _typed(row[2:])
 
     def lookup(self, model: str, sampling_key: str) -> dict[Item, Row]:
         def work(cur: Any) -> list[Any]:
@@ -595,18 +701,22 @@ class PostgresJudgmentStore(JudgmentStore):
         wanted = sorted({(sha, int(run)) for sha, run in items})
         return self._run(lambda cur: self._fetch(cur, model, sampling_key, wanted))
 
-    def store(self, model, sampling_key, backend, items, owner=None) -> set[Item]:  # noqa: ANN001
-        rows = _rows(model, sampling_key, backend, items)
+    def store(self, model, sampling_key, backend, items, owner=None, again=None) -> set[Item]:  # noqa: ANN001
+        rows = _rows(model, sampling_key, backend, items, again)
         if not rows:
             return set()
         typed = [(name, pg_type) for name, _, pg_type in KEY_COLUMNS + VALUE_COLUMNS] + [("stored_at", "TEXT")]
         names = [name for name, _ in typed]
         arrays = [[row[name] for row in rows] for name in names]
         unnest = ", ".join(f"%s::{_pg_array_type(pg_type)}" for _, pg_type in typed)
+        replace = ", ".join(f"{name} = EXCLUDED.{name}" for name in (*_VALUE_NAMES, "stored_at"))
+        # As in SQLite: only the non-answer the caller asked again is replaced, never an answer.
         insert = (
             f"INSERT INTO completions ({', '.join(names)}) "
             f"SELECT * FROM unnest({unnest}) AS new_rows({', '.join(names)}) ORDER BY prompt_sha256, run "
-            "ON CONFLICT DO NOTHING RETURNING prompt_sha256, run"
+            f"ON CONFLICT ({', '.join(_KEY_NAMES)}) DO UPDATE SET {replace} "
+            "WHERE NOT completions.answered AND completions.attempts = EXCLUDED.attempts - 1 "
+            "RETURNING prompt_sha256, run"
         )
 
         def work(cur: Any) -> set[Item]:
@@ -623,10 +733,14 @@ class PostgresJudgmentStore(JudgmentStore):
 
         return self._run(work)
 
-    def claim(self, model, sampling_key, items, owner, lease_s) -> ClaimOutcome:  # noqa: ANN001
+    def claim(self, model, sampling_key, items, owner, lease_s, again=None) -> ClaimOutcome:  # noqa: ANN001
         wanted = sorted({(sha, int(run)) for sha, run in items})
         if not wanted:
             return ClaimOutcome()
+        seen = again or {}
+
+        def settled(held: dict[Item, Row]) -> dict[Item, Row]:
+            return {item: row for item, row in held.items() if _settled(row, seen.get(item, 0))}
 
         def work(cur: Any) -> ClaimOutcome:
             # A claim lost in a server crash costs nothing (it expires, or is taken again): no fsync.
@@ -643,7 +757,7 @@ class PostgresJudgmentStore(JudgmentStore):
             )
             claimed = sorted((sha, int(run)) for sha, run in cur.fetchall())
             # Items stored since the caller looked (their claim was already dropped): not to send.
-            stored = self._fetch(cur, model, sampling_key, claimed)
+            stored = settled(self._fetch(cur, model, sampling_key, claimed))
             if stored:
                 cur.execute(
                     "DELETE FROM claims USING unnest(%s::text[], %s::integer[]) AS done(d_sha, d_run) "
@@ -652,7 +766,7 @@ class PostgresJudgmentStore(JudgmentStore):
                     ([s for s, _ in stored], [r for _, r in stored], model, sampling_key, owner),
                 )
             unclaimed = [item for item in wanted if item not in set(claimed)]
-            stored.update(self._fetch(cur, model, sampling_key, unclaimed))
+            stored.update(settled(self._fetch(cur, model, sampling_key, unclaimed)))
             return ClaimOutcome(claimed=set(claimed) - set(stored), stored=stored)
 
         return self._run(work)

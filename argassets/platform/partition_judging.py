@@ -15,7 +15,7 @@ from typing import Any
 import dagster as dg
 import pandas as pd
 
-from argassets.platform.incremental_judging import judge_incrementally
+from argassets.platform.incremental_judging import MAX_ATTEMPTS, judge_incrementally
 from argassets.platform.judges import default_batch_size
 from argassets.platform.judging import CachedCompletion, ChatRequest, SamplingParams
 from argassets.platform.judgment_cache import JudgmentCache
@@ -37,10 +37,27 @@ class PartitionJudgments:
     cache_model: str = ""
     #: HTTP requests and retries, for backends that count them (``openai``).
     http: dict[str, int] = field(default_factory=dict)
+    #: Attempts after which a non-answer is kept (given up).
+    max_attempts: int = MAX_ATTEMPTS
 
     @property
     def sent(self) -> int:
         return sum(not c.from_cache for c in self.completions)
+
+    @property
+    def non_answers(self) -> int:
+        """Rows holding a non-answer (invalid in the table)."""
+        return sum(not c.answered for c in self.completions)
+
+    @property
+    def asked_again(self) -> int:
+        """Rows whose cached non-answer was sent again by this call."""
+        return sum(not c.from_cache and c.attempts > 1 for c in self.completions)
+
+    @property
+    def given_up(self) -> int:
+        """Rows holding a non-answer that used up its attempts: it is not asked again."""
+        return sum(not c.answered and c.attempts >= self.max_attempts for c in self.completions)
 
 
 def outside_study(context: dg.AssetExecutionContext, entry: ModelEntry, study: str) -> bool:
@@ -67,9 +84,11 @@ def judge_partition(
     """Every request answered ``n_runs`` times by ``entry``'s judge, through the judgment cache.
 
     Imported judgments are re-read from their file every time (an in-memory cache); every other
-    backend shares the persistent cache, so a re-run sends only what is missing. The cache is keyed
-    by the model's identity (``<name>@<identity key>``), not by its registry name alone: answers of
-    an entry whose model, weights or output-changing engine arguments changed are not reused.
+    backend shares the persistent cache, so a re-run sends only what is missing, plus the cached
+    non-answers (flagged by the backend, or empty text) that have had fewer than ``MAX_ATTEMPTS``
+    attempts; text the study cannot parse is the model's answer and is not sent again. The cache is keyed by the model's identity
+    (``<name>@<identity key>``), not by its registry name alone: answers of an entry whose model,
+    weights or output-changing engine arguments changed are not reused.
     """
     identity = model_identity(entry)
     cache_model = cache_model_key(entry, identity)
@@ -87,6 +106,7 @@ def judge_partition(
             cache,
             batch_size=default_batch_size(entry),
             log=context.log,
+            max_attempts=MAX_ATTEMPTS,
         )
     finally:
         cache.close()
@@ -103,6 +123,7 @@ def judge_partition(
         http=http,
         identity=identity,
         cache_model=cache_model,
+        max_attempts=MAX_ATTEMPTS,
     )
 
 
@@ -124,6 +145,9 @@ def judging_metadata(
         "sampling": dg.MetadataValue.json({**sampling.as_dict(), "key": sampling.key()}),
         "completions_sent": judged.sent,
         "completions_from_cache": len(judged.completions) - judged.sent,
+        "non_answers": judged.non_answers,
+        "asked_again": judged.asked_again,
+        "given_up": judged.given_up,
         "invalid": invalid,
         "invalid_share": float(invalid / len(table)) if len(table) else 0.0,
         "elapsed_s": round(judged.elapsed_s, 3),

@@ -23,14 +23,13 @@ members' valid scores and add up their NA counts and repetitions.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from argassets.platform.judging import PROVENANCE_COLUMNS, ChatRequest, SamplingParams
+from argassets.platform.judging import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
 from argassets.platform.registry import ModelEntry, Scope
-from argassets.political.score_parsing import parse_score
+from argassets.political.score_parsing import ParsedScore, parse_score
 
 #: The paper's decoding parameters; a registry entry's ``sampling`` overrides each field.
 #: ``max_tokens`` is ours: ``{"Score": 100}`` needs about eight tokens, so 32 leaves room for
@@ -142,7 +141,7 @@ def empty_predictions() -> pd.DataFrame:
 
 
 def prediction_table(
-    completions: Sequence[Any],
+    completions: Sequence[CachedCompletion],
     judge_model: str,
     sampling: SamplingParams,
     backend: str,
@@ -161,7 +160,8 @@ def prediction_table(
     for c in completions:
         if c.text not in parsed:
             parsed[c.text] = parse_score(c.text)
-    answers = [parsed[c.text] for c in completions]
+    # A non-answer stays invalid even when what came back happens to parse.
+    answers = [parsed[c.text] if c.answered else ParsedScore.invalid() for c in completions]
     frame = pd.DataFrame(
         {
             "judge_model": judge_model,

@@ -1,10 +1,8 @@
-"""The cache knows which model answered, and a non-answer is never a final judgment.
+"""The cache knows which model answered (non-answers: tests/platform/test_non_answers.py).
 
 - The cache key holds the model's identity (backend, model id, weights checksum, engine arguments
   that change outputs), not only the registry name: an entry changed under the same name is judged
   again, and the partition's metadata says which identity answered and how much came from the cache.
-- An empty or unparsable body, or no choices, stays invalid in the table and is asked again at the
-  next materialisation, up to ``MAX_ATTEMPTS`` attempts per key, counted in the metadata.
 - vLLM's engine and sampling arguments (CPU build: no chunked prefill; runs keep their seeds).
 """
 
