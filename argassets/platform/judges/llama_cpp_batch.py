@@ -65,7 +65,7 @@ class ParallelRuns:
 
     def tokens(self, messages: Sequence[dict[str, str]]) -> list[int]:
         """The prompt's tokens, as ``create_chat_completion`` would send them."""
-        prompt = self._format(messages=list(messages))  # type: ignore[arg-type]
+        prompt = self._format(messages=list(messages))
         return self._llama.tokenize(prompt.prompt.encode("utf-8"), add_bos=not prompt.added_special, special=True)
 
     def generate(
