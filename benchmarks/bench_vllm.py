@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -63,8 +64,10 @@ def _registry_text(n_prompts: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prompts", type=int, default=48, help="zero-shot comparisons to judge (>= 48 for the record)")
-    parser.add_argument("--skip-llama", action="store_true", help="leave out path (c)")
+    parser.add_argument("--skip-llama", action="store_true", help="leave out paths (c), (d) and (e)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="llama.cpp threads, in (c), (d), (e)")
     args = parser.parse_args()
+    judge_threads = args.threads
 
     import dagster as dg
     import duckdb
@@ -110,10 +113,15 @@ def main() -> None:
         "data": PublishedDataResource(data_dir=str(data_dir)),
         "webis_source": WebisSourceResource(url=""),
         "registry": ModelRegistryResource(path=str(registry_path)),
-        "judge": SharedEngine(),
+        "judge": SharedEngine(llama_threads=judge_threads),
         "judgment_cache": JudgmentCacheResource(path=str(work / "cache.sqlite")),
     }
-    results: dict[str, Any] = {"prompts": args.prompts, "runs": N_RUNS, "engine_start_s": round(engine_start_s, 1)}
+    results: dict[str, Any] = {
+        "prompts": args.prompts,
+        "runs": N_RUNS,
+        "llama_threads": judge_threads,
+        "engine_start_s": round(engine_start_s, 1),
+    }
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("judge_models", ["bench-vllm", "bench-llama"])
         assert dg.materialize(upstream, resources=resources, instance=instance).success
@@ -187,7 +195,9 @@ def main() -> None:
                 ("d_llama_cpp_parallel", llama_cpp_reference.parallel),
                 ("e_llama_cpp_sequential", llama_cpp_reference.sequential),
             ):
-                results[key] = path(gguf, messages, AQ_LABELS, N_RUNS, entry.seed or 0, 2048, 16)
+                results[key] = path(
+                    gguf, messages, AQ_LABELS, N_RUNS, entry.seed or 0, 2048, 16, n_threads=judge_threads
+                )
 
     a = results["a_bare_engine"]["per_s"]
     b = results["b_vllm_judge_asset"]["per_s"]

@@ -10,7 +10,8 @@ Two references, both on SmolLM2-135M's GGUF, same grammar (A | B | Tie), tempera
   (``argassets/platform/judges/llama_cpp_batch.py``) without judge, cache or Dagster: each prompt is
   decoded once into all sequences, then the runs are sampled side by side.
 
-Both return completions per second and the label counts, so a reader can see they answer the same
+Both use ``n_threads`` threads, as the judge does (llama-cpp-python's own default is half the
+cores). Both return completions per second and the label counts, so a reader can see they answer the same
 kind of thing.
 """
 
@@ -32,11 +33,18 @@ def _grammar(choices: Sequence[str]) -> str:
 
 
 def sequential(
-    gguf: Path, messages: Sequence[Messages], choices: Sequence[str], runs: int, seed: int, n_ctx: int, max_tokens: int
+    gguf: Path,
+    messages: Sequence[Messages],
+    choices: Sequence[str],
+    runs: int,
+    seed: int,
+    n_ctx: int,
+    max_tokens: int,
+    n_threads: int,
 ) -> dict[str, Any]:
     from llama_cpp import Llama, LlamaGrammar
 
-    llm = Llama(model_path=str(gguf), n_ctx=n_ctx, seed=seed, verbose=False)
+    llm = Llama(model_path=str(gguf), n_ctx=n_ctx, n_threads=n_threads, seed=seed, verbose=False)
     grammar = LlamaGrammar.from_string(_grammar(choices), verbose=False)
     labels: Counter[str] = Counter()
     started = time.perf_counter()
@@ -57,14 +65,21 @@ def sequential(
 
 
 def parallel(
-    gguf: Path, messages: Sequence[Messages], choices: Sequence[str], runs: int, seed: int, n_ctx: int, max_tokens: int
+    gguf: Path,
+    messages: Sequence[Messages],
+    choices: Sequence[str],
+    runs: int,
+    seed: int,
+    n_ctx: int,
+    max_tokens: int,
+    n_threads: int,
 ) -> dict[str, Any]:
     from llama_cpp import Llama
 
     from argassets.platform.judges.llama_cpp_batch import ParallelRuns
 
-    llm = Llama(model_path=str(gguf), n_ctx=256, seed=seed, verbose=False)
-    decoder = ParallelRuns(llm, n_seq=runs, n_ctx=n_ctx, n_threads=llm.n_threads)
+    llm = Llama(model_path=str(gguf), n_ctx=256, n_threads=n_threads, seed=seed, verbose=False)
+    decoder = ParallelRuns(llm, n_seq=runs, n_ctx=n_ctx, n_threads=n_threads)
     grammar = _grammar(choices)
     labels: Counter[str] = Counter()
     started = time.perf_counter()
