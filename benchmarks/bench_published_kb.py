@@ -1,14 +1,21 @@
 """Benchmark: the paper's knowledge base with its positions, end to end (import, pooling, Neo4j export).
 
-    .venv/bin/python benchmarks/bench_published_kb.py [--repeat 1] [--no-neo4j]
+    .venv/bin/python benchmarks/bench_published_kb.py [--no-neo4j]
 
-On the published data (``$ARGASSETS_DATA_DIR`` or ../shared/data), with the functions the assets call:
+On the published data (``$ARGASSETS_DATA_DIR`` or ../shared/data), with the functions the assets call,
+each against a named alternative timed in the same run (both must give the same tables):
 
 1. **import**: the released prompts, the index of the 23,300 rows, and the 22 published files read and
-   keyed by KB argument (``political_predictions`` of the 22 partitions), then ``model_stats``;
-2. **pooling**: E1, E2 and E3 (``pool_ensemble``), against the named alternative, the per-argument loop
-   that pooled before (kept below as :func:`pool_ensemble_loop`); both must give the same table;
-3. **export**: the full KB with every model's and ensemble's five statistics into the Maven-fetched
+   keyed by KB argument (``political_predictions`` of the 22 partitions): the column-wise reader and
+   the numpy expansion against the line-by-line reader (``json.loads`` per row) and the per-answer
+   loop they replaced (kept below as :func:`read_by_line` and :func:`expand_by_row`); then
+   ``model_stats``;
+2. **E3 counts**: the 22 files read again for the E3 rule (``published_counts``), column-wise against
+   line by line, and the score counts of ``model_stats`` (``count_scores``) against ``json.loads`` of
+   every array;
+3. **pooling**: E1, E2 and E3 (``pool_ensemble``), against the per-argument loop that pooled before
+   (kept below as :func:`pool_ensemble_loop`);
+4. **export**: the full KB with every model's and ensemble's five statistics into the Maven-fetched
    Neo4j test server (or ``$NEO4J_TEST_URI``), against the same KB exported without positions.
 
 Prints one JSON line and writes it to ``benchmarks/results/published_kb.json``.
@@ -26,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from argassets.platform.paths import resolve_data_dir  # noqa: E402
 from argassets.platform.registry import load_registry  # noqa: E402
+from argassets.platform.release_manifest import check_node_ids  # noqa: E402
 from argassets.political import aif  # noqa: E402
 from argassets.political import episodes as aif_episodes  # noqa: E402
 from argassets.political import knowledge_base as kb_graph  # noqa: E402
@@ -41,13 +50,21 @@ from argassets.political.assets.ensembles import ensemble_table, published_count
 from argassets.political.ensembles import pool_ensemble  # noqa: E402
 from argassets.political.model_stats import (  # noqa: E402
     STATS_COLUMNS,
+    count_scores,
     model_stats,
     scores_from_json,
     scores_to_json,
     summarise_scores,
 )
 from argassets.political.prompts import render_prompts  # noqa: E402
-from argassets.political.published import published_tsv_to_predictions, read_published_tsv  # noqa: E402
+from argassets.political.published import (  # noqa: E402
+    PUBLISHED_NODE_IDS,
+    PUBLISHED_TSV_COLUMNS,
+    _parse_rows_by_line,
+    published_file_counts,
+    published_tsv_to_predictions,
+    read_published_tsv,
+)
 from argassets.political.published_index import (  # noqa: E402
     RELEASED_PROMPTS,
     argument_published_rows,
@@ -56,6 +73,50 @@ from argassets.political.published_index import (  # noqa: E402
 )
 
 SCRIPT = ROOT / "scripts" / "neo4j-test-server"
+
+
+def read_by_line(path: Path) -> pd.DataFrame:
+    """The alternative reader: every line split and its score array parsed with ``json.loads`` (the
+    previous implementation, still the reader of malformed files for its errors)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if tuple(name.strip() for name in lines[0].split("\t")) != PUBLISHED_TSV_COLUMNS:
+        raise ValueError(f"{path}: not a published prediction file")
+    frame = _parse_rows_by_line(path, lines[1:])
+    check_node_ids(frame["node_id"], path, PUBLISHED_NODE_IDS)
+    return frame.sort_values("node_id").reset_index(drop=True)
+
+
+def expand_by_row(
+    published: pd.DataFrame, judge_model: str, n_repetitions: int, argument_rows: pd.DataFrame
+) -> pd.DataFrame:
+    """The alternative expansion: one Python tuple per answer (the previous implementation)."""
+    keyed = argument_rows[["argument_id", "published_index"]].merge(
+        published, left_on="published_index", right_on="node_id", how="left", sort=False
+    )
+    columns: dict[str, list] = {k: [] for k in ("argument_id", "published_index", "repetition", "raw_output")}
+    columns.update({"score": [], "is_na": [], "is_valid": []})
+    for key, node_id, values, na_count in zip(
+        keyed["argument_id"].astype(str), keyed["node_id"], keyed["scores"], keyed["na_count"], strict=True
+    ):
+        answers = [
+            (str(v), float(v), False, True) if 0 <= v <= 100 else (str(v), math.nan, False, False) for v in values
+        ]
+        answers += [("NA", math.nan, True, True)] * int(na_count)
+        answers += [("", math.nan, False, False)] * (n_repetitions - len(answers))
+        for repetition, (raw, score, na, valid) in enumerate(answers):
+            for column, value in zip(columns, (key, int(node_id), repetition, raw, score, na, valid), strict=True):
+                columns[column].append(value)
+    return pd.DataFrame(
+        {
+            "judge_model": judge_model,
+            **columns,
+            "published_index": pd.array(columns["published_index"], dtype="Int64"),
+            "repetition": np.asarray(columns["repetition"], dtype="int64"),
+            "score": np.asarray(columns["score"], dtype=float),
+            "is_na": np.asarray(columns["is_na"], dtype=bool),
+            "is_valid": np.asarray(columns["is_valid"], dtype=bool),
+        }
+    )
 
 
 def pool_ensemble_loop(stats: pd.DataFrame, members: list[str], name: str) -> pd.DataFrame:
@@ -119,17 +180,30 @@ def main() -> int:
     index_s = time.perf_counter() - started
     registry = load_registry(ROOT / "data" / "models.toml")
     entries = [e for e in registry.models if e.backend == "import" and e.format == "published_tsv"]
-    started = time.perf_counter()
-    predictions = pd.concat(
-        [
-            published_tsv_to_predictions(read_published_tsv(e.import_file(data)), e.name, 5, argument_rows=carried)
-            for e in entries
-        ],
-        ignore_index=True,
+    files = [e.import_file(data) for e in entries]
+    frames, import_s = timed(
+        lambda: [
+            published_tsv_to_predictions(read_published_tsv(path), e.name, 5, argument_rows=carried)
+            for e, path in zip(entries, files, strict=True)
+        ]
     )
-    import_s = time.perf_counter() - started
+    by_line, import_by_line_s = timed(
+        lambda: [expand_by_row(read_by_line(path), e.name, 5, carried) for e, path in zip(entries, files, strict=True)]
+    )
+    for mine, reference in zip(frames, by_line, strict=True):
+        pd.testing.assert_frame_equal(mine, reference[mine.columns], check_exact=True)
+    predictions = pd.concat(frames, ignore_index=True)
     stats, stats_s = timed(model_stats, predictions)
-    counts = published_counts(registry, data, [e.name for e in entries])
+    counts, counts_s = timed(published_counts, registry, data, [e.name for e in entries])
+    counts_by_line, counts_by_line_s = timed(
+        lambda: {e.name: published_file_counts(read_by_line(path), 5) for e, path in zip(entries, files, strict=True)}
+    )
+    if counts != counts_by_line:
+        raise SystemExit("the E3 counts differ between the two readers")
+    n_scores, count_s = timed(count_scores, stats["scores"])
+    parsed, parse_s = timed(lambda: stats["scores"].map(lambda text: len(scores_from_json(text))).to_numpy())
+    if not (n_scores == parsed).all():
+        raise SystemExit("count_scores differs from json.loads")
     (ensembles, _, listed), pool_s = timed(ensemble_table, stats, registry, counts)
     loop_s = 0.0
     for name, members in listed.items():
@@ -150,6 +224,12 @@ def main() -> int:
         "prediction_rows": len(predictions),
         "index_s": round(index_s, 2),
         "import_22_files_s": round(import_s, 2),
+        "import_22_files_by_line_s": round(import_by_line_s, 2),
+        "import_speedup_vs_by_line": round(import_by_line_s / import_s, 1),
+        "e3_counts_22_files_s": round(counts_s, 2),
+        "e3_counts_by_line_s": round(counts_by_line_s, 2),
+        "score_counts_s": round(count_s, 3),
+        "score_counts_json_s": round(parse_s, 2),
         "model_stats_s": round(stats_s, 2),
         "pooling_s": round(pool_s, 2),
         "pooling_loop_s": round(loop_s, 2),

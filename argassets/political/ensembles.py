@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from argassets.political.model_stats import STATS_COLUMNS, join_runs, scores_from_json
+from argassets.political.model_stats import STATS_COLUMNS, count_scores, join_runs
 
 #: The ensembles of the paper, in report order.
 ENSEMBLES: tuple[str, ...] = ("E1", "E2", "E3")
@@ -68,7 +68,7 @@ def ensemble_membership(
     excluded = dict(excluded or {})
     members = []
     if not stats.empty:
-        lengths = stats["scores"].map(lambda text: len(scores_from_json(text)))
+        lengths = count_scores(stats["scores"])
         grouped = (
             pd.DataFrame(
                 {

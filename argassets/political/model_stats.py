@@ -8,6 +8,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 
 def scores_to_json(scores: Iterable[float]) -> str:
@@ -23,6 +25,17 @@ def scores_from_json(text: str) -> list[float]:
     return [float(v) for v in value]
 
 
+def count_scores(texts: pd.Series) -> np.ndarray:
+    """How many scores each :func:`scores_to_json` text holds, without parsing it (``"[]"`` holds none).
+
+    The values have no comma of their own, so a list holds one more value than commas.
+    """
+    text = pa.array(texts.astype(str).to_numpy(dtype=object), pa.string())
+    inner = pc.utf8_trim_whitespace(pc.utf8_slice_codeunits(pc.utf8_trim_whitespace(text), 1, -1))
+    commas = np.asarray(pc.count_substring(inner, ","), dtype=np.int64)
+    return np.where(np.asarray(pc.equal(inner, "")), 0, commas + 1).astype(np.int64)
+
+
 def summarise_scores(scores: Sequence[float]) -> tuple[float, float, float]:
     """Mean, population variance (``ddof = 0``, as published) and standard deviation; NaN when empty."""
     if len(scores) == 0:
@@ -32,6 +45,9 @@ def summarise_scores(scores: Sequence[float]) -> tuple[float, float, float]:
     var = float(((values - mean) ** 2).mean())
     return mean, var, math.sqrt(var)
 
+
+#: The columns of ``political_predictions`` that :func:`model_stats` reads (with the model column).
+PREDICTION_STATS_COLUMNS = ["judge_model", "argument_id", "repetition", "score", "is_na", "is_valid"]
 
 STATS_COLUMNS = [
     "system",

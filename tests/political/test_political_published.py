@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from argassets.political import published
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
 from argassets.political.published import PUBLISHED_TSV_STUDY_PREFIX, published_tsv_to_predictions, read_published_tsv
 from argassets.political.study_items import match_study_items, normalise_text
@@ -68,6 +69,51 @@ def test_published_tsv_errors_name_file_and_line(tmp_path):
     path.write_text("nodeID\tscores\n")
     with pytest.raises(ValueError, match=r"line 1: expected columns"):
         read_published_tsv(path)
+
+
+@pytest.mark.parametrize("relative", ["predictions/gpt4o.tsv", "predictions/mistral_7b.tsv", "ensembles/ensemble3.tsv"])
+def test_published_tsv_column_wise_reading_equals_line_by_line(shared_data_dir, relative):
+    """The fast reader gives the line-by-line reader's frame, value for value (mistral_7b has -1s)."""
+    path = shared_data_dir / "political" / relative
+    lines = path.read_text(encoding="utf-8").splitlines()
+    by_line = published._parse_rows_by_line(path, lines[1:]).sort_values("node_id").reset_index(drop=True)
+    frame = read_published_tsv(path, expected_node_ids=None)
+    pd.testing.assert_frame_equal(frame, by_line, check_exact=True)
+    assert [type(v) for row in frame["scores"] for v in row] == [type(v) for row in by_line["scores"] for v in row]
+
+
+def test_published_tsv_lines_the_column_wise_reader_declines_are_read_line_by_line(tmp_path):
+    """Valid lines the column-wise reader does not take (a signed nodeID, 'NaN', a space-only line)
+    are read by the line-by-line reader, to the same values Python's int, float and json give."""
+    header = "nodeID \t array_of_pol_pos \t mean \t var \t std \t NA_count \t prob_of_NA \n"
+    plain = "1 \t [ ] \t nan \t nan \t nan \t 5 \t 1.0\n0 \t [50,40] \t 45. \t 25.0 \t 5.0 \t 3 \t 0.6\n\n"
+    path = tmp_path / "plain.tsv"
+    path.write_text(header + plain)
+    frame = read_published_tsv(path, expected_node_ids=range(2))
+    assert published._parse_rows_columnwise(path.read_text().splitlines()[1:]) is not None
+    assert frame["scores"].tolist() == [[50, 40], []] and frame["mean"].iloc[0] == 45.0
+    odd = path.with_name("odd.tsv")
+    odd.write_text(header + plain + "   \n+2 \t [7] \t NaN \t 1e-1 \t inf \t 0 \t 0.0\n")
+    assert published._parse_rows_columnwise(odd.read_text().splitlines()[1:]) is None
+    frame = read_published_tsv(odd, expected_node_ids=range(3))
+    assert frame["node_id"].tolist() == [0, 1, 2] and frame["scores"].tolist() == [[50, 40], [], [7]]
+    assert np.isnan(frame["mean"].iloc[2]) and frame["var"].iloc[2] == 0.1 and np.isinf(frame["std"].iloc[2])
+    assert frame.dtypes.to_dict() == read_published_tsv(path, expected_node_ids=range(2)).dtypes.to_dict()
+
+
+def test_published_tsv_expansion_of_every_kind_of_answer():
+    """Scores in and out of 0-100, NAs and missing repetitions, row by row, keyed by KB argument."""
+    published_rows = pd.DataFrame({"node_id": [3, 9], "scores": [[101, 5], []], "na_count": [1, 0]})
+    rows = pd.DataFrame({"argument_id": ["kb-b", "kb-a", "kb-c"], "published_index": [9, 3, 3]})
+    expanded = published_tsv_to_predictions(published_rows, "m", 5, argument_rows=rows)
+    assert expanded["argument_id"].tolist() == ["kb-b"] * 5 + ["kb-a"] * 5 + ["kb-c"] * 5
+    assert expanded["published_index"].tolist() == [9] * 5 + [3] * 10
+    assert expanded["repetition"].tolist() == list(range(5)) * 3
+    assert expanded["raw_output"].tolist() == [""] * 5 + ["101", "5", "NA", "", ""] * 2
+    assert expanded["is_valid"].tolist() == [False] * 5 + [False, True, True, False, False] * 2
+    assert expanded["is_na"].tolist() == [False] * 5 + [False, False, True, False, False] * 2
+    assert expanded["score"].iloc[6] == 5.0 and expanded["score"].drop(index=[6, 11]).isna().all()
+    assert str(expanded["published_index"].dtype) == "Int64" and expanded["judge_model"].eq("m").all()
 
 
 def test_published_tsv_expands_to_repetitions_and_keeps_out_of_range_values_as_invalid(shared_data_dir):

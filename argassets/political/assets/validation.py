@@ -35,15 +35,20 @@ class PairwiseValidationConfig(dg.Config):
 
 
 def _platform_systems(
-    stats: pd.DataFrame, registry: ModelRegistry, counts: dict[str, tuple[int, int, int]] | None = None
+    stats: pd.DataFrame,
+    registry: ModelRegistry,
+    counts: dict[str, tuple[int, int, int]] | None = None,
+    keys: list[list[str]] | None = None,
 ) -> pd.DataFrame:
     """Every platform model's and ensemble's per-argument stats.
 
     The ensembles are pooled here again from the stats with the same function and membership as
     ``political_ensembles`` (which this report follows in the lineage): when no model is eligible
-    that table is empty, and the DuckDB IO manager does not write empty tables.
+    that table is empty, and the DuckDB IO manager does not write empty tables. With ``keys``
+    (:func:`item_keys`), only the arguments the study items can stand for are pooled.
     """
-    ensembles, _, _ = ensemble_table(stats, registry, counts)
+    arguments = None if keys is None else {key for candidates in keys for key in candidates}
+    ensembles, _, _ = ensemble_table(stats, registry, counts, arguments)
     columns = ["system", "argument_id", "scores", "prob_na"]
     frames = [f[columns] for f in (stats, ensembles) if len(f)]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
@@ -65,7 +70,7 @@ def political_pairwise_validation(
     reg = registry.load()
     keys = item_keys(political_study_items, "pairwise", meta_ids)
     platform = system_item_values(
-        _platform_systems(political_model_stats, reg, counts_of(political_ensemble_members)), keys, "scores"
+        _platform_systems(political_model_stats, reg, counts_of(political_ensemble_members), keys), keys, "scores"
     )
     published = {
         f"published:{prefix}": group.set_index("meta_id").loc[meta_ids, "scores"].map(list).tolist()
@@ -192,7 +197,7 @@ def political_pointwise_validation(
     reg = registry.load()
     keys = item_keys(political_study_items, "pointwise", meta_ids)
     platform = system_item_values(
-        _platform_systems(political_model_stats, reg, counts_of(political_ensemble_members)), keys, "prob_na"
+        _platform_systems(political_model_stats, reg, counts_of(political_ensemble_members), keys), keys, "prob_na"
     )
     systems: dict[str, tuple[str, np.ndarray]] = {}
     for name, values in platform.items():
