@@ -2,6 +2,7 @@
 
 import math
 import time
+from typing import Any
 
 import dagster as dg
 import numpy as np
@@ -54,6 +55,20 @@ def _platform_systems(
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
+def _platform_item_values(
+    stats: pd.DataFrame,
+    registry: ModelRegistry,
+    members: pd.DataFrame,
+    study_items: pd.DataFrame,
+    study: str,
+    meta_ids: list[str],
+    column: str,
+) -> dict[str, list[Any]]:
+    """Each platform model's and ensemble's ``column`` on the items of one human study, in ``meta_ids`` order."""
+    keys = item_keys(study_items, study, meta_ids)
+    return system_item_values(_platform_systems(stats, registry, counts_of(members), keys), keys, column)
+
+
 @dg.asset(group_name="reports", kinds={"duckdb", "pandas", "matplotlib"}, deps=["political_ensembles"])
 def political_pairwise_validation(
     context: dg.AssetExecutionContext,
@@ -68,9 +83,8 @@ def political_pairwise_validation(
     study = read_pairwise_study(data.require(HUMAN_DIR))
     meta_ids = list(study.items["meta_id"])
     reg = registry.load()
-    keys = item_keys(political_study_items, "pairwise", meta_ids)
-    platform = system_item_values(
-        _platform_systems(political_model_stats, reg, counts_of(political_ensemble_members), keys), keys, "scores"
+    platform = _platform_item_values(
+        political_model_stats, reg, political_ensemble_members, political_study_items, "pairwise", meta_ids, "scores"
     )
     published = {
         f"published:{prefix}": group.set_index("meta_id").loc[meta_ids, "scores"].map(list).tolist()
@@ -195,9 +209,8 @@ def political_pointwise_validation(
     study = read_pointwise_study(data.require(HUMAN_DIR))
     meta_ids = list(study.items["meta_id"])
     reg = registry.load()
-    keys = item_keys(political_study_items, "pointwise", meta_ids)
-    platform = system_item_values(
-        _platform_systems(political_model_stats, reg, counts_of(political_ensemble_members), keys), keys, "prob_na"
+    platform = _platform_item_values(
+        political_model_stats, reg, political_ensemble_members, political_study_items, "pointwise", meta_ids, "prob_na"
     )
     systems: dict[str, tuple[str, np.ndarray]] = {}
     for name, values in platform.items():
