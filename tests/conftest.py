@@ -9,7 +9,14 @@ import pytest
 
 from argassets.platform.paths import ensure_sample_corpus, resolve_data_dir
 
-pytest_plugins = ["tests.kb_fixtures", "tests.postgres_server", "tests.vllm_fixtures", "tests.published_fixtures"]
+pytest_plugins = [
+    "tests.no_skips",
+    "pytester",
+    "tests.kb_fixtures",
+    "tests.postgres_server",
+    "tests.vllm_fixtures",
+    "tests.published_fixtures",
+]
 
 
 @pytest.fixture(scope="session")
