@@ -13,9 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -26,8 +24,7 @@ from argassets.platform.paths import resolve_data_dir
 from argassets.political import aif
 from argassets.political import knowledge_base as kb_graph
 from argassets.political import neo4j_export as nx
-
-SCRIPT = ROOT / "scripts" / "neo4j-test-server"
+from benchmarks.neo4j_server import neo4j_server
 
 
 def main() -> int:
@@ -46,22 +43,7 @@ def main() -> int:
     relations, _ = kb_graph.build_relations(arguments, nodes, edges, graph)
     build_s = time.perf_counter() - started
 
-    state = None
-    if os.environ.get("NEO4J_TEST_URI"):
-        settings = nx.Neo4jSettings(
-            os.environ["NEO4J_TEST_URI"],
-            os.environ.get("NEO4J_TEST_USER", "neo4j"),
-            os.environ.get("NEO4J_TEST_PASSWORD", ""),
-            os.environ.get("NEO4J_TEST_DATABASE", "neo4j"),
-        )
-    else:
-        state = Path(tempfile.mkdtemp(prefix="neo4j-bench-"))
-        subprocess.run(
-            [sys.executable, str(SCRIPT), "start", "--state-dir", str(state)], check=True, stdout=subprocess.DEVNULL
-        )
-        info = json.loads((state / "connection.json").read_text())
-        settings = nx.Neo4jSettings(info["uri"], info["user"], info["password"], info["database"])
-    try:
+    with neo4j_server() as settings:
         driver = nx.connect(settings)
         cold, warm = [], []
         for _ in range(args.repeat):
@@ -74,9 +56,6 @@ def main() -> int:
             )
         counts = nx.graph_counts(driver, settings.database)
         driver.close()
-    finally:
-        if state is not None:
-            subprocess.run([sys.executable, str(SCRIPT), "stop", "--state-dir", str(state)], stdout=subprocess.DEVNULL)
     result = {
         "arguments": len(arguments),
         "relations": len(relations),

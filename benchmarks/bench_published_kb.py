@@ -27,9 +27,7 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -71,8 +69,7 @@ from argassets.political.published_index import (  # noqa: E402
     build_published_index,
     read_released_prompts,
 )
-
-SCRIPT = ROOT / "scripts" / "neo4j-test-server"
+from benchmarks.neo4j_server import neo4j_server  # noqa: E402
 
 
 def read_by_line(path: Path) -> pd.DataFrame:
@@ -237,22 +234,7 @@ def main() -> int:
     }
     if not args.no_neo4j:
         properties = nx.prediction_properties([stats, ensembles])
-        state = None
-        if os.environ.get("NEO4J_TEST_URI"):
-            settings = nx.Neo4jSettings(
-                os.environ["NEO4J_TEST_URI"],
-                os.environ.get("NEO4J_TEST_USER", "neo4j"),
-                os.environ.get("NEO4J_TEST_PASSWORD", ""),
-                os.environ.get("NEO4J_TEST_DATABASE", "neo4j"),
-            )
-        else:
-            state = Path(tempfile.mkdtemp(prefix="neo4j-bench-"))
-            subprocess.run(
-                [sys.executable, str(SCRIPT), "start", "--state-dir", str(state)], check=True, stdout=subprocess.DEVNULL
-            )
-            info = json.loads((state / "connection.json").read_text())
-            settings = nx.Neo4jSettings(info["uri"], info["user"], info["password"], info["database"])
-        try:
+        with neo4j_server() as settings:
             driver = nx.connect(settings)
             nx.clear_graph(driver, settings.database)
             warmup = nx.export_kb(driver, settings.database, arguments, relations)  # JVM warm-up, not reported
@@ -260,11 +242,6 @@ def main() -> int:
             with_positions = nx.export_kb(driver, settings.database, arguments, relations, predictions=properties)
             counts_ok = nx.graph_counts(driver, settings.database) == nx.expected_counts(arguments, relations)
             driver.close()
-        finally:
-            if state is not None:
-                subprocess.run(
-                    [sys.executable, str(SCRIPT), "stop", "--state-dir", str(state)], stdout=subprocess.DEVNULL
-                )
         result.update(
             {
                 "position_properties": with_positions.prediction_properties,
