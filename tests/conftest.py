@@ -16,6 +16,7 @@ pytest_plugins = [
     "tests.postgres_server",
     "tests.vllm_fixtures",
     "tests.published_fixtures",
+    "tests.sample_fixtures",
 ]
 
 

@@ -1,6 +1,6 @@
 """A throw-away PostgreSQL server from the Debian packages, on a free loopback port.
 
-Used by the tests (fixtures ``postgres_server`` and ``postgres_url``) and by
+Used by the tests (fixtures ``postgres_server``, ``postgres_url`` and ``cache_location``) and by
 ``benchmarks/bench_judgment_cache.py``. ``initdb`` and ``pg_ctl`` come from ``apt-get install
 postgresql`` (``/usr/lib/postgresql/<version>/bin``, or ``$ARGASSETS_PG_BINDIR``). PostgreSQL refuses
 to run as root: as root, the cluster belongs to the ``postgres`` user the package creates and
@@ -143,3 +143,11 @@ def postgres_server() -> Iterator[TemporaryPostgres]:
 def postgres_url(postgres_server: TemporaryPostgres) -> str:
     """The URL of a fresh database on the session's server (one per test)."""
     return postgres_server.new_database()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def cache_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh judgment cache on each backend: a SQLite file, then a PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "cache.sqlite")
+    return request.getfixturevalue("postgres_url")

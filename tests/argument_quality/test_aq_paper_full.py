@@ -24,7 +24,7 @@ import pytest
 import asset_checks.argument_quality.length_bias as length_checks
 import asset_checks.argument_quality.published as published_checks
 import asset_checks.argument_quality.reports as aq_checks
-from argassets.argument_quality.assets import aggregation, corpora, judgments, length_bias, prompts, reports
+from argassets.argument_quality.assets import aggregation, judgments, length_bias, reports
 from argassets.argument_quality.corpus import find_corpus_files, load_corpus
 from argassets.argument_quality.findings import findings_markdown, read_section
 from argassets.argument_quality.published import PUBLISHED_FILES, read_published_table
@@ -33,11 +33,11 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.sample_fixtures import UPSTREAM
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-UPSTREAM = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts]
 REPORTS = [
     aggregation.aq_majority_votes,
     aggregation.aq_expert_bt_scores,

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import asset_checks.argument_quality.judgments as checks
-from argassets.argument_quality.assets import corpora, judgments, prompts
+from argassets.argument_quality.assets import judgments
 from argassets.platform import partition_judging
 from argassets.platform.judges import LongerWinsJudge, RandomJudge
 from argassets.platform.judging import ChatRequest, Completion, SamplingParams, utc_now
@@ -23,6 +23,7 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.sample_fixtures import UPSTREAM
 
 REGISTRY = """
 [[models]]
@@ -58,7 +59,6 @@ format = "tidy"
 scope = { dimensions = ["rhetoric"], strategies = ["few"] }
 """
 PARTITIONS = ["random", "longer-pb", "scoped", "political-only", "external"]
-UPSTREAM = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts]
 CHECKS = [checks.aq_judgments_label_validity, checks.aq_judgments_complete]
 SAMPLE_ITEMS = 105 * 3  # comparisons (all dimensions) x strategies
 
@@ -115,23 +115,6 @@ class ScriptedJudgeResource(JudgeResource):
 
 
 CALLS: list = []
-
-
-@pytest.fixture(scope="module")
-def upstream_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Corpora and prompts of the sample corpus, materialised once."""
-    folder = tmp_path_factory.mktemp("upstream")
-    database = folder / "upstream.duckdb"
-    result = dg.materialize(
-        UPSTREAM,
-        resources={
-            "io_manager": duckdb_io_manager(str(database)),
-            "data": PublishedDataResource(data_dir=str(SAMPLE_DATA_DIR)),
-            "webis_source": WebisSourceResource(url=""),
-        },
-    )
-    assert result.success
-    return database
 
 
 @pytest.fixture()

@@ -34,15 +34,7 @@ from argassets.platform.judgment_cache import (
 
 pytestmark = pytest.mark.concurrency
 
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 SAMPLING = SamplingParams(1.0, seed=0)
-
-
-@pytest.fixture(params=BACKENDS)
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "cache.sqlite")
-    return request.getfixturevalue("postgres_url")
 
 
 def _requests(n: int, prefix: str = "item") -> list[ChatRequest]:
@@ -84,7 +76,7 @@ class LoggingJudge:
 
 
 def _writer(
-    location: str,
+    cache_location: str,
     folder: str,
     tag: str,
     offset: int,
@@ -98,7 +90,7 @@ def _writer(
     """One writer process: judges ``n`` requests (rotated by ``offset``) for each model."""
     requests = _requests(n)
     requests = requests[offset:] + requests[:offset]
-    cache = open_judgment_cache(location)
+    cache = open_judgment_cache(cache_location)
     cache.count()  # connected, schema in place
     if go_file is not None:
         Path(folder, f"ready-{tag}").touch()
@@ -134,16 +126,16 @@ def _sent(folder: Path, model: str) -> list[tuple[str, str, int]]:
     return sent
 
 
-def _cache_texts(location: str, model: str) -> dict[tuple[str, int], str]:
-    with open_judgment_cache(location) as cache:
+def _cache_texts(cache_location: str, model: str) -> dict[tuple[str, int], str]:
+    with open_judgment_cache(cache_location) as cache:
         return {key: row["text"] for key, row in cache.lookup(model, SAMPLING.key()).items()}
 
 
 # --- the store interface, on both backends --------------------------------------------------------
 
 
-def test_claims_leases_and_first_store_wins(location: str) -> None:
-    cache = open_judgment_cache(location)
+def test_claims_leases_and_first_store_wins(cache_location: str) -> None:
+    cache = open_judgment_cache(cache_location)
     sk = SAMPLING.key()
     alice, bob = new_owner_id(), new_owner_id()
     first = cache.claim("m", sk, [("p1", 0), ("p1", 1), ("p2", 0)], alice, lease_s=30)
@@ -174,9 +166,9 @@ def test_claims_leases_and_first_store_wins(location: str) -> None:
     cache.close()
 
 
-def test_results_follow_the_cache_when_another_writer_stored_first(location: str) -> None:
+def test_results_follow_the_cache_when_another_writer_stored_first(cache_location: str) -> None:
     """A writer whose lease ran out answers keys someone else stored meanwhile: theirs are returned."""
-    cache = open_judgment_cache(location)
+    cache = open_judgment_cache(cache_location)
     sk = SAMPLING.key()
     requests = _requests(3)
 
@@ -185,7 +177,7 @@ def test_results_follow_the_cache_when_another_writer_stored_first(location: str
 
         def complete(self, batch, sampling, runs):  # noqa: ANN001, ANN201
             # While this batch is "in flight", another writer stores request 1, run 0.
-            other = open_judgment_cache(location)
+            other = open_judgment_cache(cache_location)
             other.store("m", sk, "other", [(requests[1].prompt_sha256, _completion("theirs", 0))])
             other.close()
             return [[_completion("mine", run) for run in runs] for _ in batch]
@@ -201,8 +193,8 @@ def test_results_follow_the_cache_when_another_writer_stored_first(location: str
     cache.close()
 
 
-def test_claims_of_a_failed_call_are_released_at_once(location: str) -> None:
-    cache = open_judgment_cache(location)
+def test_claims_of_a_failed_call_are_released_at_once(cache_location: str) -> None:
+    cache = open_judgment_cache(cache_location)
 
     class Failing:
         backend = "failing"
@@ -216,9 +208,9 @@ def test_claims_of_a_failed_call_are_released_at_once(location: str) -> None:
     cache.close()
 
 
-def test_a_writer_waits_for_keys_another_holds(location: str, tmp_path: Path) -> None:
+def test_a_writer_waits_for_keys_another_holds(cache_location: str, tmp_path: Path) -> None:
     """Keys claimed by a live writer are not sent: the call waits until they are stored."""
-    cache = open_judgment_cache(location)
+    cache = open_judgment_cache(cache_location)
     sk = SAMPLING.key()
     requests = _requests(4)
     holder = new_owner_id()
@@ -234,7 +226,7 @@ def test_a_writer_waits_for_keys_another_holds(location: str, tmp_path: Path) ->
     thread.start()
     started = time.perf_counter()
     results = judge_incrementally(
-        judge, "m", requests, SAMPLING, 3, open_judgment_cache(location), batch_size=2, lease_s=60, poll_s=0.1
+        judge, "m", requests, SAMPLING, 3, open_judgment_cache(cache_location), batch_size=2, lease_s=60, poll_s=0.1
     )
     thread.join()
     assert time.perf_counter() - started >= 0.9
@@ -268,7 +260,7 @@ N_WRITERS = 8
 N_REQUESTS = 60
 
 
-def test_eight_writers_of_one_partition_send_nothing_twice(location: str, tmp_path: Path) -> None:
+def test_eight_writers_of_one_partition_send_nothing_twice(cache_location: str, tmp_path: Path) -> None:
     """8 processes judge the same model (same partition) at once, each also its own model."""
     context = multiprocessing.get_context("spawn")
     go = tmp_path / "go"
@@ -276,7 +268,7 @@ def test_eight_writers_of_one_partition_send_nothing_twice(location: str, tmp_pa
         context.Process(
             target=_writer,
             args=(
-                location,
+                cache_location,
                 str(tmp_path),
                 f"w{i}",
                 (i * N_REQUESTS) // N_WRITERS,
@@ -297,7 +289,7 @@ def test_eight_writers_of_one_partition_send_nothing_twice(location: str, tmp_pa
         writer.join(300)
         assert writer.exitcode == 0
     expected = N_REQUESTS * 3
-    shared = _cache_texts(location, "shared")
+    shared = _cache_texts(cache_location, "shared")
     assert len(shared) == expected
     sent = _sent(tmp_path, "shared")
     counts = Counter((sha, run) for _, sha, run in sent)
@@ -307,7 +299,7 @@ def test_eight_writers_of_one_partition_send_nothing_twice(location: str, tmp_pa
     for i in range(N_WRITERS):
         result = json.loads((tmp_path / f"result-w{i}.json").read_text())
         assert {(sha, run): text for sha, run, text, _ in result["shared"]} == shared
-        own = _cache_texts(location, f"own{i}")
+        own = _cache_texts(cache_location, f"own{i}")
         assert len(own) == expected and set(own.values()) == {f"w{i}:{r}" for r in range(3)}
         assert not any(from_cache for *_, from_cache in result[f"own{i}"])
     fresh = sum(
@@ -316,18 +308,18 @@ def test_eight_writers_of_one_partition_send_nothing_twice(location: str, tmp_pa
         for *_, from_cache in json.loads((tmp_path / f"result-w{i}.json").read_text())["shared"]
     )
     assert fresh == expected  # each key counted as sent by exactly one writer
-    with open_judgment_cache(location) as cache:
+    with open_judgment_cache(cache_location) as cache:
         assert cache.claims() == 0
         assert cache.count() == expected * (N_WRITERS + 1)
 
 
-def test_a_sigkilled_writer_loses_only_its_batch_in_flight(location: str, tmp_path: Path) -> None:
+def test_a_sigkilled_writer_loses_only_its_batch_in_flight(cache_location: str, tmp_path: Path) -> None:
     """One of 8 writers is SIGKILLed mid-batch; the others finish, re-sending only that batch."""
     context = multiprocessing.get_context("spawn")
     lease_s = 3.0
     victim = context.Process(
         target=_writer,
-        args=(location, str(tmp_path), "victim", 0, N_REQUESTS, ["shared"], 0.0, lease_s, 3),
+        args=(cache_location, str(tmp_path), "victim", 0, N_REQUESTS, ["shared"], 0.0, lease_s, 3),
     )
     victim.start()
     victim_log = tmp_path / "sent-victim-shared.log"
@@ -340,7 +332,7 @@ def test_a_sigkilled_writer_loses_only_its_batch_in_flight(location: str, tmp_pa
         context.Process(
             target=_writer,
             args=(
-                location,
+                cache_location,
                 str(tmp_path),
                 f"w{i}",
                 (i * N_REQUESTS) // 7,
@@ -371,7 +363,7 @@ def test_a_sigkilled_writer_loses_only_its_batch_in_flight(location: str, tmp_pa
     in_flight = {(sha, int(run)) for call, sha, run in victim_lines if call == "3"}
     finished = {(sha, int(run)) for call, sha, run in victim_lines if call != "3"}
     assert len(in_flight) == 4 * 3 and len(finished) == 2 * 4 * 3
-    shared = _cache_texts(location, "shared")
+    shared = _cache_texts(cache_location, "shared")
     assert len(shared) == N_REQUESTS * 3
     # The victim's finished batches are in the cache as it answered them; its batch in flight is not.
     assert all(shared[key].startswith("victim:") for key in finished)
@@ -383,5 +375,5 @@ def test_a_sigkilled_writer_loses_only_its_batch_in_flight(location: str, tmp_pa
     for i in range(N_WRITERS - 1):
         result = json.loads((tmp_path / f"result-w{i}.json").read_text())
         assert {(sha, run): text for sha, run, text, _ in result["shared"]} == shared
-    with open_judgment_cache(location) as cache:
+    with open_judgment_cache(cache_location) as cache:
         assert cache.claims() == 0

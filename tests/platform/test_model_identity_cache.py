@@ -18,7 +18,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from argassets.argument_quality.assets import corpora, judgments, prompts
+from argassets.argument_quality.assets import judgments
 from argassets.platform.choice_parsing import AQ_LABELS
 from argassets.platform.judges import build_judge
 from argassets.platform.judges.vllm_backend import engine_kwargs, request_seed, run_groups, run_seed, sampling_kwargs
@@ -32,8 +32,8 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.sample_fixtures import UPSTREAM
 
-UPSTREAM = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts]
 SCOPE = 'scope = { topics = [1], dimensions = ["logic"], strategies = ["zero"], max_comparisons = 6 }'
 ITEMS = 6 * 3  # comparisons x runs
 
@@ -67,21 +67,6 @@ def test_identity_follows_what_decides_the_answers() -> None:
     gpu_a = _entry(backend="vllm", model_id="x/y", gpus=1)
     assert identity_key(model_identity(gpu_a)) == identity_key(model_identity(gpu_a.model_copy(update={"gpus": 4})))
     assert identity_key(model_identity(_entry(seed=1))) != identity_key(model_identity(_entry(seed=2)))
-
-
-@pytest.fixture(scope="module")
-def upstream_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    database = tmp_path_factory.mktemp("upstream") / "upstream.duckdb"
-    result = dg.materialize(
-        UPSTREAM,
-        resources={
-            "io_manager": duckdb_io_manager(str(database)),
-            "data": PublishedDataResource(data_dir=str(SAMPLE_DATA_DIR)),
-            "webis_source": WebisSourceResource(url=""),
-        },
-    )
-    assert result.success
-    return database
 
 
 class ScriptedJudge:

@@ -21,9 +21,8 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 import pandas as pd
-import pytest
 
-from argassets.argument_quality.assets import corpora, judgments, prompts
+from argassets.argument_quality.assets import judgments
 from argassets.platform.choice_parsing import AQ_LABELS
 from argassets.platform.incremental_judging import MAX_ATTEMPTS, judge_incrementally
 from argassets.platform.judging import CachedCompletion, ChatRequest, Completion, SamplingParams, is_non_answer, utc_now
@@ -36,16 +35,9 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.sample_fixtures import UPSTREAM
 
-BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 SAMPLING = SamplingParams(1.0, seed=0)
-
-
-@pytest.fixture(params=BACKENDS)
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "cache.sqlite")
-    return request.getfixturevalue("postgres_url")
 
 
 def _completion(text: str, run: int, answered: bool = True) -> Completion:
@@ -128,8 +120,8 @@ def test_a_flagged_non_answer_is_invalid_in_the_table_even_when_its_text_parses(
 # --- the store: only the very non-answer a caller asks again is replaced -------------------------
 
 
-def test_only_the_non_answer_asked_again_is_replaced(location: str) -> None:
-    cache = open_judgment_cache(location)
+def test_only_the_non_answer_asked_again_is_replaced(cache_location: str) -> None:
+    cache = open_judgment_cache(cache_location)
     sk = SAMPLING.key()
     p0, p1, p2 = ("p", 0), ("p", 1), ("p", 2)
     alice, bob = new_owner_id(), new_owner_id()
@@ -180,7 +172,7 @@ def test_only_the_non_answer_asked_again_is_replaced(location: str) -> None:
 # --- judging through the cache -------------------------------------------------------------------
 
 
-def test_a_non_answer_is_asked_again_until_it_is_answered(location: str) -> None:
+def test_a_non_answer_is_asked_again_until_it_is_answered(cache_location: str) -> None:
     requests = _requests(4)
     sent: list[tuple[str, int]] = []
     script = {
@@ -189,7 +181,7 @@ def test_a_non_answer_is_asked_again_until_it_is_answered(location: str) -> None
         "item-3": [("A", False), "A"],  # a body the backend could not read, then an answer
     }
     judge = ScriptedJudge(script, sent)
-    cache = open_judgment_cache(location)
+    cache = open_judgment_cache(cache_location)
 
     def judged() -> list[CachedCompletion]:
         return judge_incrementally(judge, "m", requests, SAMPLING, 2, cache, batch_size=3)
@@ -214,11 +206,11 @@ def test_a_non_answer_is_asked_again_until_it_is_answered(location: str) -> None
     cache.close()
 
 
-def test_a_judge_that_never_answers_is_asked_max_attempts_times(location: str) -> None:
+def test_a_judge_that_never_answers_is_asked_max_attempts_times(cache_location: str) -> None:
     requests = _requests(3)
     sent: list[tuple[str, int]] = []
     judge = ScriptedJudge({"item-0": [""], "item-2": ["  "]}, sent)
-    cache = open_judgment_cache(location)
+    cache = open_judgment_cache(cache_location)
     for attempt in range(1, MAX_ATTEMPTS + 3):
         sent.clear()
         results = judge_incrementally(judge, "m", requests, SAMPLING, 2, cache)
@@ -236,14 +228,14 @@ def test_a_judge_that_never_answers_is_asked_max_attempts_times(location: str) -
     cache.close()
 
 
-def test_an_invalid_answer_is_kept_and_not_asked_again(location: str) -> None:
+def test_an_invalid_answer_is_kept_and_not_asked_again(cache_location: str) -> None:
     """Prose, or a score out of range, is the model's answer: invalid in the table, never re-asked."""
     requests = _requests(3)
     sent: list[tuple[str, int]] = []
     # What a second attempt would say: had it been asked again, these texts would show it.
     script = {"item-0": ['{"Score": 101}', '{"Score": 40}'], "item-1": ["I prefer A", "A"]}
     judge = ScriptedJudge(script, sent)
-    cache = open_judgment_cache(location)
+    cache = open_judgment_cache(cache_location)
     first = judge_incrementally(judge, "m", requests, SAMPLING, 2, cache)
     assert len(sent) == 6 and all(c.answered and c.attempts == 1 for c in first)
     rows = cache.lookup("m", SAMPLING.key())
@@ -259,10 +251,10 @@ def test_an_invalid_answer_is_kept_and_not_asked_again(location: str) -> None:
     assert out_of_range["raw_output"].tolist() == ['{"Score": 101}'] * 2
 
 
-def test_two_runs_asking_the_same_non_answers_again_send_each_once(location: str) -> None:
+def test_two_runs_asking_the_same_non_answers_again_send_each_once(cache_location: str) -> None:
     """Two runs at once find the same 24 non-answers; each is sent again by one of them, once."""
     requests = _requests(12)
-    seed = open_judgment_cache(location)
+    seed = open_judgment_cache(cache_location)
     seed.store(
         "m", SAMPLING.key(), "seed", [(r.prompt_sha256, _completion("", run)) for r in requests for run in (0, 1)]
     )
@@ -273,7 +265,7 @@ def test_two_runs_asking_the_same_non_answers_again_send_each_once(location: str
     barrier = threading.Barrier(2)
 
     def run(tag: str) -> None:
-        cache = open_judgment_cache(location)
+        cache = open_judgment_cache(cache_location)
         cache.count()  # connected before the start
         barrier.wait()
         results[tag] = judge_incrementally(
@@ -291,7 +283,7 @@ def test_two_runs_asking_the_same_non_answers_again_send_each_once(location: str
     # Both did part of the work and no key went out twice, though each stayed a non-answer.
     assert all(judge.sent for judge in judges.values())
     assert len(sent) == 24 and max(Counter(sent).values()) == 1
-    with open_judgment_cache(location) as cache:
+    with open_judgment_cache(cache_location) as cache:
         stored = cache.lookup("m", SAMPLING.key())
         assert cache.claims() == 0
     assert {row["attempts"] for row in stored.values()} == {2}
@@ -313,33 +305,33 @@ _OLD_SCHEMA = (
 _OLD_ROWS = [("m", "sha", "k", run, text, None, 0.1, "t", "t", "b", "t") for run, text in enumerate(["A", "", " \n"])]
 
 
-def _old_cache(location: str) -> None:
-    if location.startswith("postgresql://"):
+def _old_cache(cache_location: str) -> None:
+    if cache_location.startswith("postgresql://"):
         import psycopg
 
-        with psycopg.connect(location) as conn:
+        with psycopg.connect(cache_location) as conn:
             conn.execute(_OLD_SCHEMA.format(seed="BIGINT", real="DOUBLE PRECISION"))
             with conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO completions VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", _OLD_ROWS
                 )
         return
-    with sqlite3.connect(location) as conn:
+    with sqlite3.connect(cache_location) as conn:
         conn.execute(_OLD_SCHEMA.format(seed="INTEGER", real="REAL") + " WITHOUT ROWID")
         conn.executemany("INSERT INTO completions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", _OLD_ROWS)
 
 
-def test_an_older_cache_gets_the_columns_and_its_empty_texts_become_non_answers(location: str) -> None:
-    _old_cache(location)
+def test_an_older_cache_gets_the_columns_and_its_empty_texts_become_non_answers(cache_location: str) -> None:
+    _old_cache(cache_location)
     for _ in range(2):  # the second opening finds the columns in place
-        with open_judgment_cache(location) as cache:
+        with open_judgment_cache(cache_location) as cache:
             rows = cache.lookup("m", "k")
             assert [(rows[("sha", run)]["answered"], rows[("sha", run)]["attempts"]) for run in range(3)] == [
                 (True, 1),
                 (False, 1),
                 (False, 1),
             ]
-    with open_judgment_cache(location) as cache:
+    with open_judgment_cache(cache_location) as cache:
         assert cache.store("m", "k", "b", [("sha", _completion("B", 1))], again={("sha", 1): 1}) == {("sha", 1)}
         assert cache.store("m", "k", "b", [("sha", _completion("B", 0))], again={("sha", 0): 1}) == set()
         assert cache.lookup("m", "k")[("sha", 1)]["attempts"] == 2
@@ -347,7 +339,6 @@ def test_an_older_cache_gets_the_columns_and_its_empty_texts_become_non_answers(
 
 # --- the partition: table and metadata -----------------------------------------------------------
 
-UPSTREAM = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts]
 REGISTRY = (
     '[[models]]\nname = "m"\nbackend = "random"\nstudies = ["argument_quality"]\n'
     'scope = { topics = [1], dimensions = ["logic"], strategies = ["zero"], max_comparisons = 6 }\n'
@@ -361,21 +352,6 @@ ASKED: Counter = Counter()
 class ScriptedJudgeResource(JudgeResource):
     def build(self, entry: ModelEntry) -> ScriptedJudge:
         return ScriptedJudge(SCRIPT, SENT, ASKED)
-
-
-@pytest.fixture(scope="module")
-def upstream_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    database = tmp_path_factory.mktemp("upstream") / "upstream.duckdb"
-    result = dg.materialize(
-        UPSTREAM,
-        resources={
-            "io_manager": duckdb_io_manager(str(database)),
-            "data": PublishedDataResource(data_dir=str(SAMPLE_DATA_DIR)),
-            "webis_source": WebisSourceResource(url=""),
-        },
-    )
-    assert result.success
-    return database
 
 
 def _materialize(tmp_path: Path, database: Path, cache: str) -> dict:
@@ -404,20 +380,28 @@ def _table(database: Path) -> pd.DataFrame:
         return con.execute("SELECT * FROM main.aq_judgments WHERE judge_model = 'm'").df()
 
 
+def _first_request_keys(database: Path, n: int) -> list[str]:
+    """The request keys of the partition's first ``n`` prompts (order ab), as the scripted judge sees them."""
+    with duckdb.connect(str(database), read_only=True) as con:
+        rows = con.execute(
+            "SELECT prompt_id FROM main.aq_prompts WHERE topic_id = 1 AND dimension = 'logic' "
+            "AND strategy = 'zero' ORDER BY comparison_id LIMIT ?",
+            [n],
+        ).fetchall()
+    return [prompt_id + ":ab" for (prompt_id,) in rows]
+
+
+def _counts(meta: dict) -> tuple[int, ...]:
+    return tuple(meta[name] for name in ("completions_sent", "non_answers", "asked_again", "given_up", "invalid"))
+
+
 def test_partition_counts_non_answers_asks_them_again_and_gives_up(
-    tmp_path: Path, upstream_db: Path, location: str
+    tmp_path: Path, upstream_db: Path, cache_location: str
 ) -> None:
     assert MAX_ATTEMPTS == 3  # the counts below follow three attempts
     database = tmp_path / "argassets.duckdb"
     shutil.copy(upstream_db, database)
-    with duckdb.connect(str(database), read_only=True) as con:
-        keys = [
-            row[0] + ":ab"
-            for row in con.execute(
-                "SELECT prompt_id FROM main.aq_prompts WHERE topic_id = 1 AND dimension = 'logic' "
-                "AND strategy = 'zero' ORDER BY comparison_id LIMIT 4"
-            ).fetchall()
-        ]
+    keys = _first_request_keys(database, 4)
     SCRIPT.clear()
     SCRIPT.update(
         {
@@ -430,60 +414,47 @@ def test_partition_counts_non_answers_asks_them_again_and_gives_up(
     SENT.clear()
     ASKED.clear()
 
-    def counts(meta: dict) -> tuple[int, ...]:
-        return tuple(meta[name] for name in ("completions_sent", "non_answers", "asked_again", "given_up", "invalid"))
-
-    first = _materialize(tmp_path, database, location)
-    assert counts(first) == (ROWS, 12, 0, 0, 12)
+    first = _materialize(tmp_path, database, cache_location)
+    assert _counts(first) == (ROWS, 12, 0, 0, 12)
     table = _table(database)
     assert int((~table["is_valid"]).sum()) == 12 and table["label"].isna().sum() == 12
     flagged = table[table["comparison_id"] == keys[3].split(":")[0]]
     assert flagged["raw_output"].tolist() == ["A"] * 3 and not flagged["is_valid"].any()
     # Next materialisation: only the 12 non-answers are sent again; three prompts answer now.
     SENT.clear()
-    second = _materialize(tmp_path, database, location)
+    second = _materialize(tmp_path, database, cache_location)
     assert sorted({key for key, _ in SENT}) == sorted(keys) and len(SENT) == 12
-    assert counts(second) == (12, 3, 12, 0, 3)
+    assert _counts(second) == (12, 3, 12, 0, 3)
     assert int(_table(database)["is_valid"].sum()) == ROWS - 3
     # The prompt that never answers is asked until MAX_ATTEMPTS, then given up and never sent again.
     SENT.clear()
-    third = _materialize(tmp_path, database, location)
-    assert SENT == [(keys[0], run) for run in range(3)] and counts(third) == (3, 3, 3, 3, 3)
+    third = _materialize(tmp_path, database, cache_location)
+    assert SENT == [(keys[0], run) for run in range(3)] and _counts(third) == (3, 3, 3, 3, 3)
     SENT.clear()
-    fourth = _materialize(tmp_path, database, location)
-    assert SENT == [] and counts(fourth) == (0, 3, 0, 3, 3)
+    fourth = _materialize(tmp_path, database, cache_location)
+    assert SENT == [] and _counts(fourth) == (0, 3, 0, 3, 3)
     assert fourth["completions_from_cache"] == ROWS and int(_table(database)["is_valid"].sum()) == ROWS - 3
 
 
 def test_partition_keeps_invalid_answers_and_does_not_ask_them_again(
-    tmp_path: Path, upstream_db: Path, location: str
+    tmp_path: Path, upstream_db: Path, cache_location: str
 ) -> None:
     """Prose is counted invalid, as the studies report it, and is not a non-answer: nothing re-sent."""
     database = tmp_path / "argassets.duckdb"
     shutil.copy(upstream_db, database)
-    with duckdb.connect(str(database), read_only=True) as con:
-        keys = [
-            row[0] + ":ab"
-            for row in con.execute(
-                "SELECT prompt_id FROM main.aq_prompts WHERE topic_id = 1 AND dimension = 'logic' "
-                "AND strategy = 'zero' ORDER BY comparison_id LIMIT 2"
-            ).fetchall()
-        ]
+    keys = _first_request_keys(database, 2)
     SCRIPT.clear()
     SCRIPT.update({keys[0]: ["I prefer A", "A"], keys[1]: ["A or B", "B"]})  # a second attempt would parse
     SENT.clear()
     ASKED.clear()
 
-    def counts(meta: dict) -> tuple[int, ...]:
-        return tuple(meta[name] for name in ("completions_sent", "non_answers", "asked_again", "given_up", "invalid"))
-
-    first = _materialize(tmp_path, database, location)
-    assert counts(first) == (ROWS, 0, 0, 0, 6)
+    first = _materialize(tmp_path, database, cache_location)
+    assert _counts(first) == (ROWS, 0, 0, 0, 6)
     table = _table(database)
     invalid = table[~table["is_valid"]]
     assert sorted(invalid["raw_output"]) == ["A or B"] * 3 + ["I prefer A"] * 3 and invalid["label"].isna().all()
     SENT.clear()
-    second = _materialize(tmp_path, database, location)
-    assert SENT == [] and counts(second) == (0, 0, 0, 0, 6)
+    second = _materialize(tmp_path, database, cache_location)
+    assert SENT == [] and _counts(second) == (0, 0, 0, 0, 6)
     assert second["completions_from_cache"] == ROWS
     assert sorted(_table(database).loc[lambda t: ~t["is_valid"], "raw_output"]) == sorted(invalid["raw_output"])

@@ -19,7 +19,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from argassets.argument_quality.assets import aggregation, corpora, judgments, prompts
+from argassets.argument_quality.assets import aggregation, judgments
 from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.table_store import TABLES_ENV_VAR, ParquetTableStore, partition_dirname
 from resources.corpora import WebisSourceResource
@@ -34,8 +34,8 @@ from resources.storage import (
     read_stored_table,
     table_io_manager,
 )
+from tests.sample_fixtures import UPSTREAM
 
-UPSTREAM = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts]
 N_WRITERS = 8
 WRITERS = [f"rand-{i}" for i in range(N_WRITERS)]
 ROWS_PER_PARTITION = 105 * 3 * 3  # sample comparisons (3 dimensions) x strategies x runs
