@@ -213,18 +213,6 @@ class JudgmentStore:
 
     # -- shared behaviour ---------------------------------------------------------------------
 
-    def put_many(
-        self,
-        model: str,
-        sampling_key: str,
-        backend: str,
-        items: Iterable[tuple[str, Completion]],
-        owner: str | None = None,
-        again: Again | None = None,
-    ) -> int:
-        """:meth:`store`, returning the number of rows written."""
-        return len(self.store(model, sampling_key, backend, items, owner, again))
-
     @contextmanager
     def lease(self, owner: str, lease_s: float) -> Iterator[None]:
         """Keep ``owner``'s claims alive while the block runs, and drop what is left at the end.

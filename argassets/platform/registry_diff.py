@@ -137,10 +137,6 @@ class RegistryDiff:
     #: Added entries that were seen before, removed, and come back with the same content.
     readded_unchanged: tuple[str, ...] = ()
 
-    @property
-    def is_empty(self) -> bool:
-        return not (self.added or self.changed or self.removed)
-
     def describe(self) -> str:
         """One line for logs, e.g. ``added: a, b; changed: c; removed: none``."""
 
@@ -208,10 +204,6 @@ class WorkPlan:
     skipped: tuple[SkippedRun, ...]
     removed: tuple[str, ...]
     diff: RegistryDiff
-
-    @property
-    def is_empty(self) -> bool:
-        return not (self.partitions_to_add or self.runs or self.removed or self.diff.changed)
 
 
 def plan_registry_work(

@@ -59,13 +59,6 @@ class ArgumentationTheory:
     contraries: tuple[Contrary, ...]
     undercutters: int = 0  # CA nodes targeting an RA node (not modelled)
 
-    def contraries_of(self) -> dict[str, list[Contrary]]:
-        """attacked I-node -> the contraries that target it."""
-        out: dict[str, list[Contrary]] = defaultdict(list)
-        for c in self.contraries:
-            out[c.attacked].append(c)
-        return out
-
 
 def _key(node_id: str) -> tuple[int, str]:
     return (len(node_id), node_id)
