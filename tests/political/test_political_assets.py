@@ -271,6 +271,16 @@ def test_political_pipeline_end_to_end(kb_arguments, registry_file, duckdb_path,
         atol=POINTWISE_TOLERANCE,
     )
     assert pointwise.loc[("human:inter-annotator", "full"), "n"] == 1000
+    # the inter-model rows: the paper's convention on the published models, and both groups' rows in Markdown
+    assert pointwise.loc[("inter-model:published", "ambiguous"), "alpha_nominal"] == pytest.approx(-0.0483, abs=5e-5)
+    assert pointwise.loc[("inter-model:published", "ambiguous"), "missing_share"] > 0
+    assert pointwise.loc[("inter-model:published:threshold", "ambiguous"), "missing_share"] == 0
+    shown = instance.get_latest_materialization_event(dg.AssetKey("political_pointwise_validation"))
+    agreement = shown.asset_materialization.metadata["agreement"].value
+    for group in ("published", "platform"):
+        for row in (f"inter-model:{group}", f"inter-model:{group}:threshold", f"human-model:{group}"):
+            assert sum(f"| {row} " in line for line in agreement.splitlines()) == 5, row
+    assert "-0.048" in agreement and "0.485" in agreement
 
     connections = _read(duckdb_path, "political_pairwise_connections")
     assert len(connections) == 100 and connections["component"].nunique() == 1

@@ -11,7 +11,12 @@ import pandas as pd
 import pytest
 
 from argassets.political.validation.design import connection_entropy, distinct_label_shares
-from argassets.political.validation.pointwise import pointwise_metrics, predicts_political
+from argassets.political.validation.pointwise import (
+    agreed_political,
+    pointwise_metrics,
+    predicts_political,
+    threshold_political,
+)
 from argassets.political.validation.ranking import (
     bt_strengths,
     confidence_subsets,
@@ -247,6 +252,14 @@ def test_distinct_label_shares():
 
 def test_na_threshold_is_strict():
     assert predicts_political([0.0, 0.4, 0.49, 0.5, 0.6, 1.0]).tolist() == [True, True, True, False, False, False]
+
+
+def test_the_two_inter_model_labels():
+    prob_na = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0, math.nan]
+    # the paper's: a label only when the five repetitions agree, missing otherwise
+    np.testing.assert_array_equal(agreed_political(prob_na), [1.0, *[math.nan] * 4, 0.0, math.nan])
+    # the platform's: a label wherever there is a probability
+    np.testing.assert_array_equal(threshold_political(prob_na), [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, math.nan])
 
 
 def test_pointwise_metrics_hand_computed():

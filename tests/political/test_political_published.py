@@ -268,9 +268,7 @@ def test_published_pointwise_rows(pointwise):
         f"published:{p}": ("published", g.set_index("meta_id").loc[pointwise.items["meta_id"], "prob_na"].to_numpy())
         for p, g in pointwise.published.groupby("prefix")
     }
-    report = evaluate_pointwise(
-        pointwise.items, systems, {"inter-model:published": [s for s in systems if "ensemble" not in s]}
-    )
+    report = evaluate_pointwise(pointwise.items, systems, {"published": [s for s in systems if "ensemble" not in s]})
     indexed = report.set_index(["system", "partition"])
     assert indexed.loc[("published:ensemble3", "full"), "n"] == 1000
     assert indexed.loc[("published:ensemble3", "confident"), "n"] == 800
@@ -284,4 +282,5 @@ def test_published_pointwise_rows(pointwise):
     assert indexed.loc[("published:llama3_2_3b", "full"), "balanced_accuracy"] == pytest.approx(0.5)
     human = indexed.loc[("human:inter-annotator", "full"), "alpha_nominal"]
     assert 0.1 < human < 0.6
-    assert ("inter-model:published", "ambiguous") in indexed.index
+    for row in ("inter-model:published", "inter-model:published:threshold", "human-model:published"):
+        assert (row, "ambiguous") in indexed.index

@@ -15,6 +15,7 @@ from argassets.political.assets.ensembles import counts_of, ensemble_table
 from argassets.political.assets.prompts import HUMAN_DIR
 from argassets.political.ensembles import ENSEMBLES
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
+from argassets.political.validation.alpha_conventions import paper_comparison
 from argassets.political.validation.design import connection_entropy, graph_components
 from argassets.political.validation.evaluation import (
     SUBSETS,
@@ -205,7 +206,7 @@ def political_pointwise_validation(
     political_study_items: pd.DataFrame,
     political_ensemble_members: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
-    """Is the argument political? Agreement with the human majority per system and partition (full/confident/ambiguous)."""
+    """Is the argument political? Agreement with the human majority per system and partition, and among the models."""
     study = read_pointwise_study(data.require(HUMAN_DIR))
     meta_ids = list(study.items["meta_id"])
     reg = registry.load()
@@ -224,9 +225,7 @@ def political_pointwise_validation(
         if not prefix.startswith("ensemble"):
             published_names.append(name)
     platform_models = [n for n, (kind, _) in systems.items() if kind == "model"]
-    report = evaluate_pointwise(
-        study.items, systems, {"inter-model:platform": platform_models, "inter-model:published": published_names}
-    )
+    report = evaluate_pointwise(study.items, systems, {"platform": platform_models, "published": published_names})
     unscored = (
         sorted(set(political_model_stats["system"].unique()) - set(platform)) if len(political_model_stats) else []
     )
@@ -239,6 +238,7 @@ def political_pointwise_validation(
             "full": dg.MetadataValue.md(
                 markdown_table(report[report["partition"] == "full"].sort_values("macro_f1", ascending=False))
             ),
+            "agreement": dg.MetadataValue.md(markdown_table(paper_comparison(report))),
             "by_partition": dg.MetadataValue.md(markdown_table(report.sort_values(["partition", "system"]))),
         },
     )

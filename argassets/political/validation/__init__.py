@@ -5,6 +5,10 @@ Pointwise (is the argument political?)
     (:data:`NA_THRESHOLD`, :func:`predicts_political`). Against the human majority it gets macro-F1,
     micro-F1, precision and recall of the political class, balanced accuracy, and nominal
     Krippendorff alpha (the system and the majority as two raters) (:func:`pointwise_metrics`).
+    Among models, nominal alpha is reported under two conventions: the paper's Figure 2 one, a
+    model's label counting only when its repetitions agree (:func:`agreed_political`, missing
+    otherwise), and the platform's threshold (:func:`threshold_political`); only missing values
+    let alpha go below :func:`nominal_alpha_floor` (``alpha_conventions``, docs/political.md).
 
 Pairwise (which argument is more right-wing?)
     Scores are binned into deciles, ``bin = max(ceil(s / 10) - 1, 0)`` (:func:`decile_bins`; 0 and

@@ -2,15 +2,22 @@
 
 "Validating Political Position Predictions of Arguments" reports the nominal alpha among its 22
 models' political/apolitical predictions on the 1,000 pointwise items: 0.485 (full), 0.578
-(confident), -0.048 (ambiguous), and 0.483 for the items the three annotators labelled unanimously
-(n = 485) and 0.436 for those labelled by a 2-1 majority (n = 515).
+(confident), -0.048 (ambiguous) in its Figure 2, and 0.483 for the items the three annotators
+labelled unanimously (n = 485) and 0.436 for those labelled by a 2-1 majority (n = 515).
 
 :data:`CONVENTIONS` holds the plausible ways to turn the published probabilities of NA into that
 alpha; :func:`convention_table` computes every one of them on every partition beside the paper's
-figure. The platform's convention (:data:`DEFAULT_CONVENTION`: one rater per model, political when
-the probability of NA is strictly below 0.5, nominal alpha) reproduces the unanimous and majority
-figures to the third decimal; no convention here reproduces the full/confident/ambiguous ones
-(docs/political.md has the residual). Plain numpy/pandas, no Dagster.
+figure. Two reproduce the paper, each on its own figures (:data:`PAPER_ALPHA_CONVENTION`):
+
+- the paper's (:data:`PAPER_CONVENTION`): a model's label counts only when its 5 repetitions agree
+  (P(NA) = 0 political, P(NA) = 1 not) and is missing otherwise; full, confident, ambiguous;
+- the platform's (:data:`PLATFORM_CONVENTION`): political when P(NA) < 0.5, one label per model
+  and item; unanimous and majority, and the human-model medians of the paper's box plot
+  (:data:`PAPER_HUMAN_MODEL_MEDIAN`, :func:`human_model_medians`).
+
+No complete matrix of 22 raters on the 200 ambiguous items can go below -0.0474
+(:func:`~argassets.political.validation.pointwise.nominal_alpha_floor`), so only a convention with
+missing values can give -0.048. Plain numpy/pandas, no Dagster.
 """
 
 from __future__ import annotations
@@ -25,17 +32,26 @@ import pandas as pd
 
 from argassets.political.validation.pointwise import (
     ANNOTATOR_COLUMNS,
-    NA_THRESHOLD,
     POINTWISE_PARTITIONS,
+    agreed_political,
     agreement_partitions,
+    nominal_alpha,
+    nominal_alpha_floor,
+    threshold_political,
 )
 
 __all__ = [
     "CONVENTIONS",
-    "DEFAULT_CONVENTION",
+    "PAPER_ALPHA_CONVENTION",
+    "PAPER_CONVENTION",
+    "PAPER_HUMAN_MODEL_MEDIAN",
     "PAPER_INTER_MODEL_ALPHA",
+    "PAPER_REPORT_FIGURES",
+    "PLATFORM_CONVENTION",
     "Convention",
     "convention_table",
+    "human_model_medians",
+    "paper_comparison",
     "study_partitions",
 ]
 
@@ -47,8 +63,28 @@ PAPER_INTER_MODEL_ALPHA: dict[str, float] = {
     "unanimous": 0.483,
     "majority": 0.436,
 }
+#: The medians over the 22 models of alpha(human majority, model), the labels of the paper's box plot.
+PAPER_HUMAN_MODEL_MEDIAN: dict[str, float] = {"full": 0.312, "confident": 0.424, "ambiguous": -0.229}
 #: Repetitions behind each published probability of NA (5: probabilities are multiples of 0.2).
 REPETITIONS = 5
+#: The platform's convention (political when P(NA) < 0.5) and the paper's Figure 2 one (repetitions agree).
+PLATFORM_CONVENTION = "threshold_lt_0.5"
+PAPER_CONVENTION = "repetitions_agree"
+#: Partition -> the convention that reproduces the paper's inter-model alpha there.
+PAPER_ALPHA_CONVENTION: dict[str, str] = {
+    "full": PAPER_CONVENTION,
+    "confident": PAPER_CONVENTION,
+    "ambiguous": PAPER_CONVENTION,
+    "unanimous": PLATFORM_CONVENTION,
+    "majority": PLATFORM_CONVENTION,
+}
+#: The report row of the published models' inter-model alpha under each convention (``evaluate_pointwise``).
+REPORT_ROW = {PAPER_CONVENTION: "inter-model:published", PLATFORM_CONVENTION: "inter-model:published:threshold"}
+#: (report row, partition) -> the paper's figure that row reproduces.
+PAPER_REPORT_FIGURES: dict[tuple[str, str], float] = {
+    (REPORT_ROW[PAPER_ALPHA_CONVENTION[partition]], partition): figure
+    for partition, figure in PAPER_INTER_MODEL_ALPHA.items()
+} | {("human-model:published", partition): figure for partition, figure in PAPER_HUMAN_MODEL_MEDIAN.items()}
 
 
 @dataclass(frozen=True)
@@ -73,8 +109,9 @@ class Convention:
 
 
 def _political(prob_na: np.ndarray, rule: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
-    flags = (prob_na < NA_THRESHOLD) if rule is None else rule(prob_na)
-    return np.where(np.isnan(prob_na), np.nan, flags.astype(float))
+    if rule is None:
+        return threshold_political(prob_na)
+    return np.where(np.isnan(prob_na), np.nan, rule(prob_na).astype(float))
 
 
 def _repetitions(prob_na: np.ndarray) -> np.ndarray:
@@ -89,6 +126,11 @@ CONVENTIONS: tuple[Convention, ...] = (
         "threshold_lt_0.5",
         "one rater per model, political when P(NA) < 0.5 (the platform's)",
         lambda p, e, i: _political(p),
+    ),
+    Convention(
+        PAPER_CONVENTION,
+        "a label only when the 5 repetitions agree (P(NA) = 0 or 1), missing otherwise (the paper's Figure 2)",
+        lambda p, e, i: agreed_political(p),
     ),
     Convention("threshold_le_0.5", "political when P(NA) <= 0.5", lambda p, e, i: _political(p, lambda x: x <= 0.5)),
     Convention(
@@ -116,7 +158,6 @@ CONVENTIONS: tuple[Convention, ...] = (
         lambda p, e, i: np.vstack([_political(p), i[list(ANNOTATOR_COLUMNS)].to_numpy(dtype=float).T]),
     ),
 )
-DEFAULT_CONVENTION = CONVENTIONS[0].name
 
 
 def study_partitions(items: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -143,8 +184,10 @@ def convention_table(
     Returns
     -------
     pandas.DataFrame
-        ``convention, partition, alpha, n_items, n_raters, paper, delta, reproduced`` with
-        ``reproduced`` true when ``alpha`` rounds to the paper's three decimals.
+        ``convention, partition, alpha, n_items, n_raters, missing_share, complete_floor, paper,
+        delta, reproduced``: ``missing_share`` is the share of (rater, item) cells without a
+        value, ``complete_floor`` the lowest alpha a complete matrix of that shape can have, and
+        ``reproduced`` is true when ``alpha`` rounds to the paper's three decimals.
     """
     if len(models) < 2:
         raise ValueError("the inter-model alpha needs at least two models")
@@ -171,9 +214,66 @@ def convention_table(
                     "alpha": alpha,
                     "n_items": int(mask.sum()),
                     "n_raters": int(part.shape[0]),
+                    "missing_share": float(np.isnan(part).mean()),
+                    "complete_floor": nominal_alpha_floor(part.shape[0], part.shape[1]),
                     "paper": paper,
                     "delta": alpha - paper,
                     "reproduced": bool(np.isfinite(paper) and round(alpha, 3) == paper),
                 }
             )
     return pd.DataFrame(rows)
+
+
+def human_model_medians(
+    items: pd.DataFrame,
+    models: Mapping[str, np.ndarray],
+    conventions: Sequence[str] = (PLATFORM_CONVENTION, PAPER_CONVENTION),
+) -> pd.DataFrame:
+    """Median over the models of nominal alpha(human majority, model) per convention and partition.
+
+    Only conventions that give one label per model apply (a model and the majority are the two
+    raters; items where the model has no label drop out). Returns ``convention, partition,
+    median_alpha, n_models, paper, delta, reproduced`` (paper: :data:`PAPER_HUMAN_MODEL_MEDIAN`).
+    """
+    by_name = {c.name: c for c in CONVENTIONS}
+    unknown = [name for name in conventions if name not in by_name]
+    if unknown:
+        raise ValueError(f"unknown convention(s) {', '.join(unknown)} (known: {', '.join(by_name)})")
+    p = np.vstack([np.asarray(v, dtype=float) for v in models.values()])
+    gold = items["judgements_maj"].to_numpy(dtype=float)
+    rows = []
+    for name in conventions:
+        labels = by_name[name].reliability(p, np.empty((0, p.shape[1])), items)
+        if labels.shape != p.shape:
+            raise ValueError(f"convention {name!r} does not give one label per model and item")
+        for partition, mask in study_partitions(items).items():
+            alphas = [nominal_alpha(np.vstack([gold[mask], row[mask]])) for row in labels]
+            median = float(np.nanmedian(alphas))
+            paper = PAPER_HUMAN_MODEL_MEDIAN.get(partition, np.nan)
+            rows.append(
+                {
+                    "convention": name,
+                    "partition": partition,
+                    "median_alpha": median,
+                    "n_models": len(alphas),
+                    "paper": paper,
+                    "delta": median - paper,
+                    "reproduced": bool(np.isfinite(paper) and round(median, 3) == paper),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def paper_comparison(report: pd.DataFrame) -> pd.DataFrame:
+    """The agreement rows of a pointwise report (human, inter-model, human-model) beside the paper's figures.
+
+    Returns ``system, partition, alpha_nominal, missing_share, n, paper, delta`` (``paper`` from
+    :data:`PAPER_REPORT_FIGURES`, NaN where the paper gives none), grouped by system, partitions in the report's order.
+    """
+    rows = report[report["kind"].isin(["human", "inter-model", "human-model"])]
+    keys = zip(rows["system"], rows["partition"], strict=True)
+    paper = np.array([PAPER_REPORT_FIGURES.get(key, np.nan) for key in keys], dtype=float)
+    out = rows[["system", "partition", "alpha_nominal", "missing_share", "n"]].assign(
+        paper=paper, delta=rows["alpha_nominal"].to_numpy(dtype=float) - paper
+    )
+    return out.sort_values("system", kind="stable").reset_index(drop=True)

@@ -13,11 +13,13 @@ import pandas as pd
 from argassets.political.validation.design import distinct_label_shares
 from argassets.political.validation.pointwise import (
     ANNOTATOR_COLUMNS,
+    agreed_political,
     agreement_partitions,
     nominal_alpha,
     pointwise_metrics,
     pointwise_partitions,
     predicts_political,
+    threshold_political,
 )
 from argassets.political.validation.ranking import (
     bt_strengths,
@@ -211,7 +213,10 @@ POINTWISE_COLUMNS = [
     "balanced_accuracy",
     "alpha_nominal",
     "n",
+    "missing_share",
 ]
+#: The metric columns an agreement row leaves blank.
+_METRICS = ("macro_f1", "micro_f1", "precision", "recall", "balanced_accuracy")
 
 
 def evaluate_pointwise(
@@ -229,60 +234,82 @@ def evaluate_pointwise(
         ``name -> (kind, prob_na per item)`` aligned with ``items``; NaN = no prediction for that
         item (the item is left out of that system's rows, and ``n`` says how many remain).
     inter_model_groups
-        ``row name -> system names`` whose predictions are compared with one another by nominal
-        alpha (one rater per system, missing predictions allowed), e.g. ``inter-model:platform``.
+        ``group -> system names`` compared with one another (see :func:`inter_model_rows`), e.g.
+        ``{"published": [...]}`` gives ``inter-model:published``,
+        ``inter-model:published:threshold`` and ``human-model:published``.
 
     Returns
     -------
     pandas.DataFrame
         :data:`POINTWISE_COLUMNS`. ``human:inter-annotator`` rows carry the nominal alpha of the three
-        crowd labels, inter-model rows the alpha among systems; their other metrics are NaN.
+        crowd labels, inter-model and human-model rows the agreement of a group; their F1 columns
+        are NaN. ``missing_share`` is set on inter-model rows only.
     """
     masks = pointwise_partitions(items["n_type"])
     if all(c in items.columns for c in ANNOTATOR_COLUMNS):
         masks |= agreement_partitions(items)  # the paper's unanimous (485) and 2-1 majority (515) items
     gold = items["judgements_maj"].to_numpy(dtype=int)
     labels = items[["a1_label", "a2_label", "a3_label"]].to_numpy(dtype=float).T
-    predictions = {}
+    probabilities = {}
     for name, (kind, prob_na) in systems.items():
         values = np.asarray(prob_na, dtype=float)
         if values.shape != gold.shape:
             raise ValueError(f"system {name!r}: {values.size} probabilities for {gold.size} items")
-        predictions[name] = (kind, values, np.where(np.isnan(values), np.nan, predicts_political(values).astype(float)))
+        probabilities[name] = (kind, values)
     rows: list[dict[str, Any]] = []
-    blank = {k: math.nan for k in POINTWISE_COLUMNS[3:9]}
     for partition, mask in masks.items():
-        for name, (kind, values, predicted) in predictions.items():
+        system_rows: dict[str, dict[str, Any]] = {}
+        for name, (kind, values) in probabilities.items():
             keep = mask & ~np.isnan(values)
             if not keep.any():
                 continue
-            metrics = pointwise_metrics(gold[keep], predicted[keep].astype(int))
-            rows.append({"system": name, "kind": kind, "partition": partition, **metrics})
-        rows.append(
-            {
-                "system": "human:inter-annotator",
-                "kind": "human",
-                "partition": partition,
-                **blank,
-                "alpha_nominal": nominal_alpha(labels[:, mask]),
-                "n": int(mask.sum()),
-            }
-        )
+            metrics = pointwise_metrics(gold[keep], predicts_political(values[keep]).astype(int))
+            system_rows[name] = {"system": name, "kind": kind, "partition": partition, **metrics}
+        rows.extend(system_rows.values())
+        rows.append(_agreement_row("human:inter-annotator", "human", partition, nominal_alpha(labels[:, mask]), mask))
         for group, names in (inter_model_groups or {}).items():
-            members = [predictions[name][2] for name in names if name in predictions]
-            if len(members) < 2:
-                continue
-            data = np.vstack(members)[:, mask]
-            rows.append(
-                {
-                    "system": group,
-                    "kind": "inter-model",
-                    "partition": partition,
-                    **blank,
-                    "alpha_nominal": nominal_alpha(data),
-                    "n": int((~np.isnan(data)).any(axis=0).sum()),
-                }
-            )
+            members = {name: probabilities[name][1][mask] for name in names if name in probabilities}
+            alphas = [system_rows[name]["alpha_nominal"] for name in members if name in system_rows]
+            rows.extend(inter_model_rows(group, partition, members, alphas, mask))
     out = pd.DataFrame(rows, columns=POINTWISE_COLUMNS)
     out["n"] = out["n"].astype("int64")
     return out
+
+
+def inter_model_rows(
+    group: str, partition: str, members: Mapping[str, np.ndarray], alphas: Sequence[float], mask: np.ndarray
+) -> list[dict[str, Any]]:
+    """A group's agreement rows on one partition (none when it has fewer than two members).
+
+    ``inter-model:<group>``: nominal alpha with one rater per member, a member's label counting
+    only when its repetitions agree (:func:`agreed_political`, the paper's Figure 2 convention;
+    the other cells are missing, their share in ``missing_share``). ``inter-model:<group>:threshold``:
+    the same with the platform's label (P(NA) < 0.5). ``human-model:<group>``: the median of
+    ``alphas``, the members' alpha against the human majority (the paper's box plot).
+    ``n``: items with at least one label.
+    """
+    if len(members) < 2:
+        return []
+    probabilities = np.vstack(list(members.values()))
+    rows = []
+    for suffix, rule in (("", agreed_political), (":threshold", threshold_political)):
+        data = rule(probabilities)
+        row = _agreement_row(f"inter-model:{group}{suffix}", "inter-model", partition, nominal_alpha(data), mask)
+        row |= {"n": int((~np.isnan(data)).any(axis=0).sum()), "missing_share": float(np.isnan(data).mean())}
+        rows.append(row)
+    median = float(np.nanmedian(alphas)) if np.isfinite(alphas).any() else math.nan
+    rows.append(_agreement_row(f"human-model:{group}", "human-model", partition, median, mask))
+    return rows
+
+
+def _agreement_row(system: str, kind: str, partition: str, alpha: float, mask: np.ndarray) -> dict[str, Any]:
+    blank = dict.fromkeys(_METRICS, math.nan)
+    return {
+        "system": system,
+        "kind": kind,
+        "partition": partition,
+        **blank,
+        "alpha_nominal": alpha,
+        "n": int(mask.sum()),
+        "missing_share": math.nan,
+    }

@@ -27,6 +27,36 @@ def predicts_political(prob_na: np.ndarray | Sequence[float]) -> np.ndarray:
     return np.asarray(prob_na, dtype=float) < NA_THRESHOLD
 
 
+def agreed_political(prob_na: np.ndarray | Sequence[float]) -> np.ndarray:
+    """The paper's inter-model label: a model's label counts only when its repetitions agree.
+
+    1.0 (political) when no repetition answered NA (P(NA) = 0), 0.0 when every one did (P(NA) = 1),
+    NaN (missing) otherwise and where P(NA) itself is missing.
+    """
+    p = np.asarray(prob_na, dtype=float)
+    return np.where(p == 0.0, 1.0, np.where(p == 1.0, 0.0, np.nan))
+
+
+def threshold_political(prob_na: np.ndarray | Sequence[float]) -> np.ndarray:
+    """The platform's label as a float array: 1.0 when P(NA) < 0.5, 0.0 otherwise, NaN where P(NA) is missing."""
+    p = np.asarray(prob_na, dtype=float)
+    return np.where(np.isnan(p), np.nan, predicts_political(p).astype(float))
+
+
+def nominal_alpha_floor(n_raters: int, n_units: int) -> float:
+    """The lowest nominal alpha any complete matrix of ``n_raters`` x ``n_units`` values can have.
+
+    With ``m`` raters, ``N = m * n_units`` values and none missing, nominal alpha is at least
+    ``1 - m (N - 1) / ((m - 1) N)``, whatever the categories: by Cauchy-Schwarz the units'
+    disagreement cannot exceed ``m / N`` times the pooled one, with equality when every unit holds
+    the same mix of categories (docs/political.md). Only missing values let alpha go lower.
+    """
+    if n_raters < 2 or n_units < 1:
+        raise ValueError(f"the alpha floor needs at least two raters and one unit (got {n_raters} and {n_units})")
+    values = n_raters * n_units
+    return 1.0 - n_raters * (values - 1) / ((n_raters - 1) * values)
+
+
 def nominal_alpha(reliability_data: np.ndarray) -> float:
     """Nominal Krippendorff alpha (raters x items, NaN = missing); NaN when undefined.
 
