@@ -111,7 +111,8 @@ def position_bias_metrics(
     ----------
     judgments
         One row per verdict: the ``group_columns``, ``facet_column``, ``pair_column``, run index
-        and label (``A``/``B``/``Tie``, null when invalid) as the judge gave it.
+        and label (``A``/``B``/``Tie`` in the pair's own orientation, also for the swapped order;
+        null when invalid).
     group_columns
         Columns that identify one judge (e.g. model and prompt strategy).
     facet_column, pair_column
