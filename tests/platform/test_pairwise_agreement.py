@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import krippendorff
 import numpy as np
 import pytest
 
@@ -57,3 +58,19 @@ def test_score_agreement_known_answer_and_shape_error():
         score_agreement(np.zeros(2), np.zeros(3))
     with pytest.raises(ValueError, match="below n_categories=3"):
         confusion_matrices(np.zeros(1, dtype=int), np.array([3]), np.array([0]), 1)
+
+
+@pytest.mark.parametrize("agreement", [0.05, 0.5, 0.95])
+def test_alpha_from_confusion_equals_the_package_on_the_raw_units(agreement):
+    # High agreement takes the few-units path, low agreement lists every unit: both are exact.
+    rng = np.random.default_rng(int(agreement * 100))
+    for n in (2, 7, 60, 900):
+        a = rng.integers(0, 3, n)
+        b = np.where(rng.random(n) < agreement, a, rng.integers(0, 3, n))
+        confusion = confusion_matrices(np.zeros(n, dtype=int), a, b, 1)
+        expected = (
+            krippendorff.alpha(np.stack([a, b]).astype(float), level_of_measurement="nominal")
+            if len(set(a) | set(b)) > 1
+            else np.nan
+        )
+        np.testing.assert_allclose(krippendorff_alpha_from_confusion(confusion), [expected], atol=1e-12)

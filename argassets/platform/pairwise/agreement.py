@@ -140,7 +140,7 @@ def krippendorff_alpha(value_counts: np.ndarray) -> float:
         :math:`1 - D_o / D_e` over the coincidence matrix; NaN when no unit is pairable or a single
         category occurs (no expected disagreement).
     """
-    counts = np.asarray(value_counts, dtype=np.int64)
+    counts = np.asarray(value_counts)
     if counts.ndim != 2 or counts.shape[1] < 2 or not (counts.sum(axis=1) >= 2).any():
         return float("nan")
     with np.errstate(all="ignore"):
@@ -179,20 +179,44 @@ def krippendorff_alpha_from_value_counts(
     )
 
 
+def _two_rater_units(confusion: np.ndarray) -> np.ndarray:
+    """Value counts of few units with the coincidence totals of the two-rater ``confusion`` units.
+
+    Nominal alpha depends on the units only through ``n``, the diagonal of the coincidence matrix
+    and its marginals ``n_c``. The ``k`` units rated (i, j) and (j, i) become one unit with ``x``
+    ratings of each category, ``x**2 / (2x - 1) = k`` (their off-diagonal coincidences); the
+    diagonal it adds beyond theirs, ``x - k`` per side, is taken off the one unit per category
+    holding every agreeing rating (a unit of ``m`` equal ratings adds ``m`` to the diagonal).
+    This needs that unit to keep ``m >= 2``; otherwise every unit is listed as it is.
+    """
+    c = confusion.shape[0]
+    pairs = confusion + confusion.T
+    pure = np.diag(pairs).astype(float)
+    rows = []
+    for i in range(c):
+        for j in range(i + 1, c):
+            k = float(pairs[i, j])
+            if k > 0:
+                x = k + np.sqrt(k * k - k)
+                rows.append(np.eye(c)[[i, j]].sum(axis=0) * x)
+                pure[[i, j]] -= x - k
+    if ((pure > 1e-9) & (pure < 2.0)).any() or (pure < -1e-9).any():
+        types = np.eye(c, dtype=np.int64)[:, None, :] + np.eye(c, dtype=np.int64)[None, :, :]
+        return np.repeat(types.reshape(c * c, c), confusion.reshape(-1).astype(np.int64), axis=0)
+    rows += [np.eye(c)[i] * pure[i] for i in range(c) if pure[i] >= 2.0]
+    return np.array(rows, dtype=float).reshape(-1, c)
+
+
 def krippendorff_alpha_from_confusion(confusion: np.ndarray) -> np.ndarray:
     """Krippendorff's alpha (nominal) for two raters from their confusion matrices ``(..., c, c)``.
 
-    Each of the ``C[i, j]`` units rated *i* by one rater and *j* by the other becomes one unit of
-    value counts for :func:`krippendorff_alpha`.
+    Each matrix goes to :func:`krippendorff_alpha` as the value counts of a few units with the
+    same coincidence totals (exact up to rounding; a bootstrap replicate costs one small call).
     """
     confusion = np.asarray(confusion, dtype=float)
     c = confusion.shape[-1]
-    flat = confusion.reshape(-1, c * c)
-    rows, cols = np.divmod(np.arange(c * c), c)
-    unit_types = np.zeros((c * c, c), dtype=np.int64)
-    np.add.at(unit_types, (np.arange(c * c), rows), 1)
-    np.add.at(unit_types, (np.arange(c * c), cols), 1)
-    alphas = [krippendorff_alpha(np.repeat(unit_types, cells.astype(np.int64), axis=0)) for cells in flat]
+    flat = confusion.reshape(-1, c, c)
+    alphas = [krippendorff_alpha(_two_rater_units(matrix)) for matrix in flat]
     return np.array(alphas, dtype=float).reshape(confusion.shape[:-2])
 
 
