@@ -20,15 +20,9 @@ def position_bias_report(judgments: pd.DataFrame, info: dict[str, ModelInfo] | N
     """Order consistency and first-position preference of models judged in both orders.
 
     For every (model, strategy, dimension) with judgments in the swapped order (``order = "ba"``),
-    and pooled over dimensions (``dimension = "all"``), with ``measured = True``:
-
-    - ``order_consistency``: share of (comparison, run) pairs judged validly in both orders whose
-      verdicts, mapped back to the comparison's orientation, agree (``n_pairs``);
-    - ``order_consistency_majority``: the same for the majority over runs in each order;
-    - ``first_position_share``: among valid decisive verdicts in either order, the share for the
-      argument shown first (0.5 = no preference; ``n_decisive``), with a two-sided binomial test
-      ``first_position_pvalue``;
-    - ``tie_share``: share of ``Tie`` among the valid verdicts.
+    and pooled over dimensions (``dimension = "all"``), with ``measured = True``: order
+    consistency (per run and of the majorities), the first-position share with its binomial test
+    and the tie share (:func:`argassets.platform.pairwise.position_bias.position_bias_metrics`).
 
     Models judged in one order only get one row per strategy (``dimension = "all"``,
     ``measured = False``, metrics NaN), so the report also shows what was not measured.
