@@ -262,6 +262,19 @@ def bt_scores(
         return _empty_scores(comparisons, group_columns, columns, out_columns)
 
     group_codes, group_uniques = factorize_columns(frame, group_columns)
+    item_a, item_b, item_frame = _item_codes(frame, columns)
+    stratum_key, stratum_seed = _stratum_keys(frame, columns.stratum)
+    cells = _index_cells(group_codes, stratum_key, item_a, item_b, len(item_frame))
+    group_hash = _group_key_hash(group_uniques if group_columns else None)
+    seeds = _cell_seeds(cells, stratum_key, stratum_seed, group_hash, seed) if n_bootstrap else []
+    node_score, boot = _fit_cells(cells, codes, settings, n_bootstrap, seeds)
+
+    out = _scores_table(cells, group_uniques, group_columns, item_frame, node_score, boot, confidence)
+    return out.sort_values([*group_columns, *columns.item], kind="stable").reset_index(drop=True)
+
+
+def _item_codes(frame: pd.DataFrame, columns: PairColumns) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
+    """Item index of side A and side B of every pair, and the items; an item against itself is an error."""
     sides = pd.concat(
         [
             frame[list(columns.item_a)].set_axis(list(columns.item), axis=1),
@@ -270,22 +283,28 @@ def bt_scores(
         ignore_index=True,
     )
     item_codes, item_frame = factorize_columns(sides, columns.item)
-    m = len(frame)
-    item_a, item_b = item_codes[:m], item_codes[m:]
+    item_a, item_b = item_codes[: len(frame)], item_codes[len(frame) :]
     if np.any(item_a == item_b):
         row = int(np.flatnonzero(item_a == item_b)[0])
         raise ValueError(f"comparisons row {row}: an item is compared with itself")
-    stratum_key, stratum_seed = _stratum_keys(frame, columns.stratum)
-    cells = _index_cells(group_codes, stratum_key, item_a, item_b, len(item_frame))
-    group_hash = _group_key_hash(group_uniques if group_columns else None)
-    seeds = _cell_seeds(cells, stratum_key, stratum_seed, group_hash, seed) if n_bootstrap else []
-    node_score, boot = _fit_cells(cells, codes, settings, n_bootstrap, seeds)
+    return item_a, item_b, item_frame
 
+
+def _scores_table(
+    cells: _Cells,
+    group_uniques: pd.DataFrame,
+    group_columns: list[str],
+    item_frame: pd.DataFrame,
+    node_score: np.ndarray,
+    boot: np.ndarray | None,
+    confidence: float,
+) -> pd.DataFrame:
+    """One row per node: its group and item keys, scores, comparison count, component, interval."""
     node_group = cells.cell_group[cells.node_cell]
     out = pd.DataFrame(index=np.arange(len(cells.node_cell)))
     for c in group_columns:
         out[c] = group_uniques[c].to_numpy()[node_group]
-    for c in columns.item:
+    for c in item_frame.columns:
         out[c] = item_frame[c].to_numpy()[cells.node_item]
     out["bt_score"] = node_score
     out["bt_z"] = z_normalise(node_score, node_group)
@@ -300,7 +319,7 @@ def bt_scores(
             warnings.simplefilter("ignore", RuntimeWarning)
             out["ci_low"] = np.nanpercentile(boot_z, tail, axis=1)
             out["ci_high"] = np.nanpercentile(boot_z, 100.0 - tail, axis=1)
-    return out.sort_values([*group_columns, *columns.item], kind="stable").reset_index(drop=True)
+    return out
 
 
 def _cell_seeds(

@@ -117,7 +117,18 @@ def _encode_or_name_row(labels: np.ndarray, row_labels: np.ndarray) -> np.ndarra
         ) from None
 
 
+def _run_indices(runs: np.ndarray, row_labels: np.ndarray) -> np.ndarray:
+    """Run indices as integers; a negative one is an error naming its row."""
+    runs_index = runs.astype(np.int64)
+    if (runs_index < 0).any():
+        bad = int(np.flatnonzero(runs_index < 0)[0])
+        raise VotingError(f"judgments row {row_labels[bad]}: negative run index {runs_index[bad]}")
+    return runs_index
+
+
 def _empty_votes(columns: list[str]) -> pd.DataFrame:
+    """The votes table without rows: ``columns`` and the vote columns, with their dtypes."""
+    columns = [*columns, "n_valid_runs", "majority_label"]
     frame = pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
     return frame.astype({"n_valid_runs": "int64"})
 
@@ -172,27 +183,20 @@ def majority_votes(
     """
     names = dict(names or {})
     key_columns, carry_columns = list(key_columns), list(carry_columns)
-    required = [*key_columns, *carry_columns, run_column, label_column]
-    missing = [c for c in required if c not in judgments.columns]
+    missing = [c for c in [*key_columns, *carry_columns, run_column, label_column] if c not in judgments.columns]
     if missing:
         raise VotingError(f"judgments: missing column(s) {', '.join(missing)}")
     out_keys = [names.get(c, c) for c in key_columns]
-    keep = None
-    if order_column in judgments.columns:
-        keep = judgments[order_column].to_numpy(dtype=object) == "ab"
+    keep = judgments[order_column].to_numpy(dtype=object) == "ab" if order_column in judgments.columns else None
     if (len(judgments) if keep is None else int(keep.sum())) == 0:
-        columns = [*out_keys, *carry_columns, *(f"label_run{i}" for i in range(min_runs))]
-        return _empty_votes([*columns, "n_valid_runs", "majority_label"])
+        return _empty_votes([*out_keys, *carry_columns, *(f"label_run{i}" for i in range(min_runs))])
 
     def column(name: str) -> np.ndarray:
         values = judgments[name].to_numpy()
         return values if keep is None else values[keep]
 
     row_labels = judgments.index.to_numpy() if keep is None else judgments.index.to_numpy()[keep]
-    runs_index = column(run_column).astype(np.int64)
-    if (runs_index < 0).any():
-        bad = int(np.flatnonzero(runs_index < 0)[0])
-        raise VotingError(f"judgments row {row_labels[bad]}: negative run index {runs_index[bad]}")
+    runs_index = _run_indices(column(run_column), row_labels)
     codes = _encode_or_name_row(column(label_column), row_labels)
     n_runs = max(int(runs_index.max()) + 1, min_runs)
     inverse, uniques = factorize_columns(judgments, key_columns, rows=keep)
