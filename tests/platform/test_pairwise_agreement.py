@@ -62,7 +62,7 @@ def test_score_agreement_known_answer_and_shape_error():
 
 @pytest.mark.parametrize("agreement", [0.05, 0.5, 0.95])
 def test_alpha_from_confusion_equals_the_package_on_the_raw_units(agreement):
-    # High agreement takes the few-units path, low agreement lists every unit: both are exact.
+    # High agreement merges nearly every unit, low agreement keeps most as they are: both are exact.
     rng = np.random.default_rng(int(agreement * 100))
     for n in (2, 7, 60, 900):
         a = rng.integers(0, 3, n)

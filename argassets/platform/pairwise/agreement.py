@@ -183,27 +183,30 @@ def _two_rater_units(confusion: np.ndarray) -> np.ndarray:
     """Value counts of few units with the coincidence totals of the two-rater ``confusion`` units.
 
     Nominal alpha depends on the units only through ``n``, the diagonal of the coincidence matrix
-    and its marginals ``n_c``. The ``k`` units rated (i, j) and (j, i) become one unit with ``x``
-    ratings of each category, ``x**2 / (2x - 1) = k`` (their off-diagonal coincidences); the
-    diagonal it adds beyond theirs, ``x - k`` per side, is taken off the one unit per category
-    holding every agreeing rating (a unit of ``m`` equal ratings adds ``m`` to the diagonal).
-    This needs that unit to keep ``m >= 2``; otherwise every unit is listed as it is.
+    and its marginals. All agreeing ratings of a category form one unit (``m`` equal ratings add
+    ``m`` to the diagonal). ``k`` units rated (i, j) or (j, i) become one unit with ``x`` ratings
+    of each category, ``x**2 / (2x - 1) = k`` (their off-diagonal coincidences); the diagonal it
+    adds beyond theirs, ``x - k`` per side, is taken off the agreeing units, as far as they keep
+    ``m >= 2``; units beyond that budget stay single (1, 1) units.
     """
     c = confusion.shape[0]
     pairs = confusion + confusion.T
     pure = np.diag(pairs).astype(float)
-    rows = []
+    rows: list[np.ndarray] = []
     for i in range(c):
         for j in range(i + 1, c):
-            k = float(pairs[i, j])
-            if k > 0:
-                x = k + np.sqrt(k * k - k)
-                rows.append(np.eye(c)[[i, j]].sum(axis=0) * x)
-                pure[[i, j]] -= x - k
-    if ((pure > 1e-9) & (pure < 2.0)).any() or (pure < -1e-9).any():
-        types = np.eye(c, dtype=np.int64)[:, None, :] + np.eye(c, dtype=np.int64)[None, :, :]
-        return np.repeat(types.reshape(c * c, c), confusion.reshape(-1).astype(np.int64), axis=0)
-    rows += [np.eye(c)[i] * pure[i] for i in range(c) if pure[i] >= 2.0]
+            k = int(round(pairs[i, j]))
+            budget = max(min(pure[i], pure[j]) - 2.0, 0.0)
+            # Most units whose merged unit fits the budget: sqrt(k'^2 - k') <= budget.
+            merged = min(k, int(np.floor((1.0 + np.sqrt(1.0 + 4.0 * budget * budget)) / 2.0)))
+            if merged >= 2:
+                x = merged + np.sqrt(merged * merged - merged)
+                rows.append((np.eye(c)[i] + np.eye(c)[j]) * x)
+                pure[[i, j]] -= x - merged
+            else:
+                merged = 0
+            rows += [np.eye(c)[i] + np.eye(c)[j]] * (k - merged)
+    rows += [np.eye(c)[i] * pure[i] for i in range(c) if pure[i] > 0]
     return np.array(rows, dtype=float).reshape(-1, c)
 
 
