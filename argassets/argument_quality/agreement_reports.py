@@ -1,12 +1,13 @@
 """Agreement reports of Study A: configurations against the experts, model against model, run against run.
 
-Study A's reports: BT scores beside the experts, agreement, variability, ensembles, position bias.
+The metrics are the platform's pairwise core (:mod:`argassets.platform.pairwise`); this module
+names Study A's configurations, comparisons and arguments and adds the mean and flag columns.
 
 Every function takes and returns tidy pandas tables (the shapes of the Dagster assets of the
 ``aggregation`` and ``reports`` groups) and imports nothing from Dagster, so the whole analysis
 runs in a notebook as well::
 
-    majority = majority_votes(judgments)                        # argassets.lib.voting
+    majority = majority_votes(judgments)                        # argassets.argument_quality.voting
     scores = llm_bt_scores(majority, experts, arguments)
     report = agreement_report(scores, majority, experts, arguments)
 
@@ -21,23 +22,18 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from argassets.argument_quality.agreement import (
+from argassets.argument_quality.bradley_terry import ITEM_COLUMNS
+from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, MEAN_DIMENSION, published_scores
+from argassets.argument_quality.configurations import ModelInfo, _add_flags
+from argassets.platform.pairwise.agreement import (
     LABEL_METRICS,
     SCORE_METRICS,
     krippendorff_alpha_from_value_counts,
     label_agreement,
     score_agreement,
 )
-from argassets.argument_quality.bradley_terry import ITEM_COLUMNS
-from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, MEAN_DIMENSION, published_scores
-from argassets.argument_quality.configurations import ModelInfo, _add_flags
-from argassets.argument_quality.voting import (
-    LABELS,
-    MISSING,
-    encode_labels,
-    factorize_columns,
-    run_agreement_pattern,
-)
+from argassets.platform.pairwise.labels import LABELS, MISSING, encode_labels, factorize_columns
+from argassets.platform.pairwise.votes import run_agreement_pattern
 from argassets.platform.registry import DIMENSIONS
 
 FLAG_COLUMNS = ["scope", "is_baseline", "in_registry"]

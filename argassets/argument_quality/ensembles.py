@@ -4,20 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-import numpy as np
 import pandas as pd
 
 from argassets.argument_quality.agreement_reports import AGREEMENT_COLUMNS, agreement_report
 from argassets.argument_quality.bradley_terry import DEFAULT_SETTINGS, ITEM_COLUMNS, BTSettings
 from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, llm_bt_scores
 from argassets.argument_quality.configurations import ModelInfo
-from argassets.argument_quality.voting import (
-    LABELS,
-    MISSING,
-    encode_labels,
-    factorize_columns,
-    plurality_vote,
-)
+from argassets.platform.pairwise.ensembles import ensemble_votes
 
 
 def ensemble_members(
@@ -44,7 +37,7 @@ def ensemble_report(
     """A multi-model ensemble, reported like any configuration.
 
     Per (strategy, dimension, comparison), the ensemble's label is the plurality of its members'
-    majority labels (:func:`argassets.argument_quality.voting.plurality_vote`); its BT scores are fitted on the
+    majority labels (:func:`argassets.platform.pairwise.ensembles.ensemble_votes`); its BT scores are fitted on the
     members' majority labels pooled (each member's verdict is one comparison).
 
     Returns
@@ -59,16 +52,8 @@ def ensemble_report(
     empty_report = pd.DataFrame({c: pd.Series(dtype="object") for c in [*AGREEMENT_COLUMNS, "members"]})
     if part.empty:
         return empty_report, part.iloc[0:0], pd.DataFrame(columns=[*CONFIG_COLUMNS, *ITEM_COLUMNS, "bt_z"])
-    member_codes, member_names = pd.factorize(part["model"], sort=True)
-    item_key = ["strategy", "dimension", "comparison_id"]
-    item_codes, ens_majority = factorize_columns(part, item_key)
-    votes = np.full((len(ens_majority), len(member_names)), MISSING, dtype=np.int8)
-    votes[item_codes, member_codes] = encode_labels(part["majority_label"].reset_index(drop=True))
+    ens_majority, member_names = ensemble_votes(part, "model", ["strategy", "dimension", "comparison_id"])
     ens_majority.insert(0, "model", model)
-    ens_majority["majority_label"] = pd.Series(
-        np.array([*LABELS, None], dtype=object)[np.where((v := plurality_vote(votes)) < 0, 3, v)]
-    )
-    ens_majority["n_members_voting"] = (votes >= 0).sum(axis=1)
 
     pooled = part.assign(model=model)
     scores = llm_bt_scores(pooled, experts, arguments, settings)

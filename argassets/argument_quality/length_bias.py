@@ -40,6 +40,7 @@ from threadpoolctl import threadpool_limits
 from argassets.argument_quality.agreement import kappa_from_confusion
 from argassets.argument_quality.bradley_terry import ITEM_COLUMNS
 from argassets.argument_quality.voting import encode_labels
+from argassets.platform.bradley_terry import z_normalise
 from argassets.platform.registry import DIMENSIONS
 
 __all__ = [
@@ -58,7 +59,6 @@ __all__ = [
     "longer_share",
     "partial_correlation",
     "stratified_agreement",
-    "z_scores",
 ]
 
 #: Label codes (as :func:`argassets.argument_quality.voting.encode_labels`): A, B, Tie, missing.
@@ -227,15 +227,6 @@ def partial_correlation(x: np.ndarray, y: np.ndarray, control: np.ndarray) -> fl
     if not denominator > 1e-12 * max(1.0, float(np.abs(x).sum() + np.abs(y).sum())):
         return float("nan")
     return float(np.clip((rx * ry).sum() / denominator, -1.0, 1.0))
-
-
-def z_scores(values: np.ndarray) -> np.ndarray:
-    """Z-normalisation with the population standard deviation (as the published scores); NaN kept."""
-    v = np.asarray(values, dtype=float)
-    finite = np.isfinite(v)
-    if finite.sum() < 2 or np.ptp(v[finite]) == 0:
-        return np.full_like(v, np.nan)
-    return (v - v[finite].mean()) / v[finite].std()
 
 
 class LCBTFit:
@@ -710,7 +701,7 @@ def length_bias_report(
                 sub["item_a"].to_numpy(), sub["item_b"].to_numpy(), code, log_length, topic, ties=ties, ridge=ridge
             )
             theta = np.where(seen, fit.theta, np.nan)
-            lc = _correlations(z_scores(theta), ref_z)
+            lc = _correlations(z_normalise(theta), ref_z)
             record: dict[str, object] = {
                 "dimension": dimension,
                 "share_longer": float(share[0]),

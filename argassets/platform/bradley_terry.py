@@ -226,11 +226,49 @@ def fit_strengths(
     return params[0] if single else params
 
 
-def z_normalise(values: np.ndarray) -> np.ndarray:
-    """``(x - mean) / std`` with the population standard deviation; zeros when std is 0."""
+def z_normalise(values: np.ndarray, groups: np.ndarray | None = None) -> np.ndarray:
+    """z-scores ``(x - mean) / std`` with the population std, within each group: the one z-score rule.
+
+    NaN values stay NaN and are left out of the mean and std. A group whose finite values have
+    no spread (one value, or all equal) gets z = 0 for them: its items are all exactly average,
+    which is what a z-score says, and a downstream correlation of a constant vector is NaN
+    anyway. (A NaN here would also hide compared items from counts and plots.)
+
+    Parameters
+    ----------
+    values
+        ``(n,)`` or ``(n, k)``: k columns normalised independently.
+    groups
+        Group code of each row, ``0 .. n_groups-1``; default one group.
+
+    Returns
+    -------
+    numpy.ndarray
+        The z-scores, shaped like ``values``.
+    """
     values = np.asarray(values, dtype=float)
-    if values.size == 0:
-        return values.copy()
-    std = np.nanstd(values)
-    centred = values - np.nanmean(values)
-    return centred / std if std > 0 else centred * 0.0
+    flat = values.ndim == 1
+    matrix = values[:, None] if flat else values
+    groups = np.zeros(len(matrix), dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
+    n_groups = int(groups.max()) + 1 if len(groups) else 0
+    ok = np.isfinite(matrix)
+    filled = np.where(ok, matrix, 0.0)
+    cnt = np.zeros((n_groups, matrix.shape[1]))
+    s1 = np.zeros_like(cnt)
+    np.add.at(cnt, groups, ok)
+    np.add.at(s1, groups, filled)
+    # Spread is max - min, not the std: equal values can leave a rounding-size std.
+    high = np.full_like(cnt, -np.inf)
+    low = np.full_like(cnt, np.inf)
+    np.maximum.at(high, groups, np.where(ok, matrix, -np.inf))
+    np.minimum.at(low, groups, np.where(ok, matrix, np.inf))
+    spread = (high - low)[groups]
+    with np.errstate(all="ignore"):
+        mean = s1 / cnt
+        dev = np.where(ok, matrix - mean[groups], 0.0)
+        s2 = np.zeros_like(cnt)
+        np.add.at(s2, groups, dev * dev)
+        std = np.sqrt(s2 / cnt)
+        z = np.where(spread > 0, dev / std[groups], 0.0)
+    out = np.where(ok, z, np.nan)
+    return out[:, 0] if flat else out

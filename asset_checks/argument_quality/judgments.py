@@ -20,6 +20,7 @@ from argassets.argument_quality.judgments import (
     scope_prompts,
 )
 from argassets.platform.partitions import judge_models_partitions
+from argassets.platform.presentation import markdown_table
 from resources.registry import ModelRegistryResource
 
 #: Environment variable overriding the default bound on the share of invalid judgments.
@@ -67,20 +68,15 @@ def webis_expert_comparisons_connected(webis_expert_comparisons: pd.DataFrame) -
     """The expert comparison graph of every topic and dimension is connected (one component)."""
     components = comparison_components(webis_expert_comparisons)
     split = components[components["components"] != 1]
-    lines = ["| topic | dimension | arguments | comparisons | components | largest component |"]
-    lines.append("|---:|---|---:|---:|---:|---:|")
-    for row in components.itertuples(index=False):
-        lines.append(
-            f"| {row.topic_id} | {row.dimension} | {row.arguments} | {row.comparisons} | "
-            f"{row.components} | {row.largest_component} |"
-        )
+    shown = components[["topic_id", "dimension", "arguments", "comparisons", "components", "largest_component"]]
+    table = shown.rename(columns={"topic_id": "topic", "largest_component": "largest component"})
     return dg.AssetCheckResult(
         passed=split.empty,
         metadata={
             "graphs": len(components),
             "disconnected_graphs": len(split),
             "max_components": int(components["components"].max()) if len(components) else 0,
-            "components": dg.MetadataValue.md("\n".join(lines)),
+            "components": dg.MetadataValue.md(markdown_table(table, max_rows=max(len(table), 1))),
         },
     )
 

@@ -18,8 +18,8 @@ from argassets.argument_quality.length_bias import (
     longer_share,
     partial_correlation,
     stratified_agreement,
-    z_scores,
 )
+from argassets.platform.bradley_terry import z_normalise
 
 A, B, TIE, MISSING = 0, 1, 2, -1
 
@@ -105,12 +105,6 @@ def test_partial_correlation_equals_the_textbook_formula_and_removes_a_common_ca
     assert np.isnan(partial_correlation(x, y, np.ones_like(z)))  # constant control
     with pytest.raises(ValueError, match="shapes differ"):
         partial_correlation(x, y[:-1], z)
-
-
-def test_z_scores_use_the_population_deviation():
-    out = z_scores(np.array([1.0, 2.0, 3.0, np.nan]))
-    np.testing.assert_allclose(out[:3], [-np.sqrt(1.5), 0.0, np.sqrt(1.5)])
-    assert np.isnan(out[3]) and np.isnan(z_scores(np.array([2.0, 2.0]))).all()
 
 
 # --- Length-controlled Bradley-Terry -------------------------------------------------------------
@@ -300,7 +294,7 @@ def _scores(keyed: pd.DataFrame) -> pd.DataFrame:
             net[a_key] = net.get(a_key, 0) + {"A": 1, "B": -1}.get(label, 0)
             net[b_key] = net.get(b_key, 0) + {"A": -1, "B": 1}.get(label, 0)
         keys = sorted(net)
-        z = z_scores(np.array([net[k] for k in keys], dtype=float))
+        z = z_normalise(np.array([net[k] for k in keys], dtype=float))
         for (topic, discussion), value in zip(keys, z, strict=True):
             rows.append(
                 {

@@ -15,6 +15,7 @@ from argassets.argument_quality.judgments import (
 )
 from argassets.platform.partition_judging import judge_partition, judging_metadata, outside_study
 from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions, model_partition_key
+from argassets.platform.presentation import markdown_table
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 
@@ -30,17 +31,10 @@ def label_summary_markdown(table: pd.DataFrame) -> str:
         .unstack(fill_value=0)
     )
     outcomes = [c for c in ("A", "B", "Tie", "invalid") if c in counts.columns]
-    lines = ["| strategy | dimension | order | " + " | ".join(outcomes) + " | invalid share |"]
-    lines.append("|---|---|---|" + "---:|" * (len(outcomes) + 1))
-    for (strategy, dimension, order), row in counts.iterrows():
-        total = int(row.sum())
-        invalid = int(row.get("invalid", 0))
-        lines.append(
-            f"| {strategy} | {dimension} | {order} | "
-            + " | ".join(str(int(row[c])) for c in outcomes)
-            + f" | {invalid / total:.2%} |"
-        )
-    return "\n".join(lines)
+    summary = counts[outcomes].astype(int)
+    share = summary.get("invalid", pd.Series(0, index=summary.index)) / summary.sum(axis=1)
+    summary = summary.assign(**{"invalid share": share.map("{:.2%}".format)}).reset_index()
+    return markdown_table(summary, max_rows=max(len(summary), 1))
 
 
 @dg.asset(
