@@ -8,7 +8,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from argassets.political.structure import acceptability, ambiguity, debates, distance, facets, findings, positions
+from argassets.political.structure import (
+    acceptability,
+    ambiguity,
+    debates,
+    distance,
+    facets,
+    findings,
+    intervals,
+    positions,
+)
 from argassets.political.structure.intervals import cluster_weights, grouped_means, replicate_interval
 
 
@@ -221,3 +230,20 @@ def test_the_readme_section_is_replaced_between_its_markers():
     assert updated.startswith("intro\n") and updated.endswith(f"{findings.END_MARKER}\nrest\n")
     with pytest.raises(ValueError, match="markers"):
         findings.read_section("no markers here")
+
+
+def test_speakers_are_resampled_within_their_debate():
+    table = pd.DataFrame(
+        {
+            "episode": ["d1"] * 5 + ["d2"] * 3,
+            "speaker": ["a", "a", "b", "c", "d", "a", "e", "e"],
+        }
+    )
+    clusters, weights = intervals.speaker_clusters(table, n_boot=300, seed=4)
+    # speaker a in d1 and in d2 are two clusters; rows of one speaker in one debate share one
+    assert clusters.tolist() == [0, 0, 1, 2, 3, 4, 5, 5]
+    assert weights.shape == (300, 6)
+    assert (weights[:, :4].sum(axis=1) == 4).all() and (weights[:, 4:].sum(axis=1) == 2).all()
+    assert weights[:, 0].std() > 0
+    with pytest.raises(ValueError, match="strata"):
+        cluster_weights(3, strata=np.array([0, 1]))

@@ -13,7 +13,14 @@ import numpy as np
 import pandas as pd
 
 from argassets.political.structure.facets import DEPTH_BINS, IN_CYCLE, NO_TRANSITION, ROLES
-from argassets.political.structure.intervals import N_BOOT, SEED, Bootstrap, cluster_weights, grouped_means
+from argassets.political.structure.intervals import (
+    N_BOOT,
+    SEED,
+    Bootstrap,
+    cluster_weights,
+    grouped_means,
+    speaker_clusters,
+)
 from argassets.political.structure.positions import ACROSS_MODELS, AMBIGUOUS, across_model_spread
 
 #: facet name -> column of the facets table
@@ -37,25 +44,24 @@ AMBIGUITY_COLUMNS = [
 ]
 
 
-def _clusters(facets: pd.DataFrame, facet: str) -> np.ndarray:
-    """Debates, or speakers within a debate when the facet is the debate itself."""
+def _clusters(facets: pd.DataFrame, facet: str, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cluster codes and bootstrap weights: debates, or speakers within their debate when the
+    facet is the debate itself."""
     if facet == "debate":
-        return pd.factorize(facets["episode"] + "\x00" + facets["speaker"], sort=True)[0]
-    return pd.factorize(facets["episode"], sort=True)[0]
+        return speaker_clusters(facets, n_boot, seed)
+    clusters = pd.factorize(facets["episode"], sort=True)[0]
+    return clusters, cluster_weights(int(clusters.max()) + 1, n_boot, seed)
 
 
-def _rows(
-    values: dict[str, np.ndarray], codes: np.ndarray, labels: list, clusters: np.ndarray, weights: np.ndarray
-) -> pd.DataFrame:
-    frame = pd.DataFrame({"value": labels})
-    boots: dict[str, Bootstrap] = {
-        name: grouped_means(v, codes, len(labels), clusters, weights) for name, v in values.items()
-    }
-    frame["arguments"] = boots["prob_na"].count
-    for name, boot in boots.items():
-        low, high = boot.interval()
-        frame[name], frame[f"{name}_low"], frame[f"{name}_high"] = boot.estimate, low, high
-    return frame
+def _measures(name: str, kind: str, rows: pd.DataFrame) -> dict[str, np.ndarray]:
+    """P(NA), ambiguous (0/1) and the spread of one system's rows (NaN where undefined)."""
+    prob_na = rows["prob_na"].to_numpy(dtype=float)
+    ambiguous = np.where(np.isnan(prob_na), np.nan, (prob_na >= AMBIGUOUS[0]) & (prob_na <= AMBIGUOUS[1]))
+    if kind == "spread":
+        dispersion = rows["spread"].to_numpy(dtype=float)
+    else:  # the std of one valid score is no spread
+        dispersion = np.where(rows["n_scores"].to_numpy() >= 2, rows["std"].to_numpy(dtype=float), np.nan)
+    return {"prob_na": prob_na, "ambiguous_share": ambiguous, "spread": dispersion}
 
 
 def ambiguity_by_facet(
@@ -65,29 +71,35 @@ def ambiguity_by_facet(
     if positions.empty or facets.empty:
         return pd.DataFrame(columns=AMBIGUITY_COLUMNS)
     index = pd.Series(np.arange(len(facets)), index=facets["argument_id"].to_numpy())
-    spread = across_model_spread(positions)
-    systems = [
-        (name, str(rows["kind"].iloc[0]), rows, _rows_of(rows, index))
-        for name, rows in positions.groupby("system", sort=False)
-    ]
-    systems.append((ACROSS_MODELS, "spread", spread, _rows_of(spread, index)))
+    systems = [(str(name), str(rows["kind"].iloc[0]), rows) for name, rows in positions.groupby("system", sort=False)]
+    systems.append((ACROSS_MODELS, "spread", across_model_spread(positions)))
+    # every system's rows end to end: one bootstrap per facet and measure serves them all
+    at = np.concatenate([_rows_of(rows, index) for _, _, rows in systems])
+    system_code = np.repeat(np.arange(len(systems)), [len(rows) for _, _, rows in systems])
+    parts = [_measures(*system) for system in systems]
+    values = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+    names, kinds = [s[0] for s in systems], [s[1] for s in systems]
     frames = []
     for facet, column in FACETS.items():
         codes, labels = _factorize(facets[column], facet)
-        clusters = _clusters(facets, facet)
-        weights = cluster_weights(int(clusters.max()) + 1, n_boot, seed)
-        for name, kind, rows, at in systems:
-            prob_na = rows["prob_na"].to_numpy(dtype=float)
-            ambiguous = np.where(np.isnan(prob_na), np.nan, (prob_na >= AMBIGUOUS[0]) & (prob_na <= AMBIGUOUS[1]))
-            if kind == "spread":
-                dispersion = rows["spread"].to_numpy(dtype=float)
-            else:
-                dispersion = rows["std"].to_numpy(dtype=float)
-                dispersion = np.where(rows["n_scores"].to_numpy() >= 2, dispersion, np.nan)
-            values = {"prob_na": prob_na, "ambiguous_share": ambiguous, "spread": dispersion}
-            frame = _rows(values, codes[at], list(labels), clusters[at], weights)
-            frame["spread_kind"] = "std across models" if kind == "spread" else "std across repetitions"
-            frames.append(frame.assign(system=name, kind=kind, facet=facet))
+        clusters, weights = _clusters(facets, facet, n_boot, seed)
+        groups = system_code * len(labels) + codes[at]
+        n_groups = len(systems) * len(labels)
+        columns: dict[str, object] = {
+            "system": np.repeat(names, len(labels)),
+            "kind": np.repeat(kinds, len(labels)),
+            "facet": facet,
+            "value": np.tile(np.asarray(labels, dtype=object), len(systems)),
+        }
+        for name, measure in values.items():
+            boot: Bootstrap = grouped_means(measure, groups, n_groups, clusters[at], weights)
+            low, high = boot.interval()
+            if name == "prob_na":  # the arguments a system scored (P(NA) is defined for each)
+                columns["arguments"] = boot.count
+            columns[name], columns[f"{name}_low"], columns[f"{name}_high"] = boot.estimate, low, high
+        frame = pd.DataFrame(columns)
+        frame["spread_kind"] = np.where(frame["kind"] == "spread", "std across models", "std across repetitions")
+        frames.append(frame)
     out = pd.concat(frames, ignore_index=True)
     return out[out["arguments"] > 0][AMBIGUITY_COLUMNS].reset_index(drop=True)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from argassets.political.structure.intervals import N_BOOT, SEED, cluster_weights, grouped_means
+from argassets.political.structure.intervals import N_BOOT, SEED, grouped_means, speaker_clusters
 from argassets.political.structure.positions import political_positions
 
 DEBATE_COLUMNS = [
@@ -31,29 +31,34 @@ def debate_positions(
     positions: pd.DataFrame, facets: pd.DataFrame, n_boot: int = N_BOOT, seed: int = SEED
 ) -> pd.DataFrame:
     """Per system and debate: mean position of the political arguments and mean P(NA), with
-    intervals that resample the debate's speakers."""
-    joined = positions.merge(facets[["argument_id", "episode", "speaker"]], on="argument_id", how="inner")
-    if len(joined) < len(positions):
-        raise ValueError(f"{len(positions) - len(joined)} position rows name no KB argument")
-    if joined.empty:
+    intervals that resample speakers within each debate."""
+    index = pd.Series(np.arange(len(facets)), index=facets["argument_id"].to_numpy())
+    where = positions["argument_id"].map(index)
+    if where.isna().any():
+        raise ValueError(f"{int(where.isna().sum())} position rows name no KB argument")
+    if positions.empty:
         return pd.DataFrame(columns=DEBATE_COLUMNS)
-    episodes, labels = pd.factorize(joined["episode"], sort=True)
-    clusters = pd.factorize(joined["speaker"], sort=True)[0]
-    weights = cluster_weights(int(clusters.max()) + 1, n_boot, seed)
-    frames = []
-    for system, rows in joined.groupby("system", sort=False):
-        at = rows.index.to_numpy()
-        political = political_positions(rows).to_numpy()
-        frame = pd.DataFrame({"episode": list(labels)})
-        frame["arguments"] = np.bincount(episodes[at], minlength=len(labels))
-        frame["political"] = np.bincount(episodes[at], weights=np.isfinite(political), minlength=len(labels))
-        for name, values in (("position", political), ("prob_na", rows["prob_na"].to_numpy(dtype=float))):
-            boot = grouped_means(values, episodes[at], len(labels), clusters[at], weights)
-            low, high = boot.interval()
-            frame[name], frame[f"{name}_low"], frame[f"{name}_high"] = boot.estimate, low, high
-        frames.append(frame.assign(system=system, kind=str(rows["kind"].iloc[0])))
-    out = pd.concat(frames, ignore_index=True)[DEBATE_COLUMNS]
-    return out.astype({"political": "int64"})
+    at = where.to_numpy(dtype=int)
+    episodes, labels = pd.factorize(facets["episode"], sort=True)
+    clusters, weights = speaker_clusters(facets, n_boot, seed)
+    system_code, names = pd.factorize(positions["system"])
+    kinds = positions.groupby("system", sort=False)["kind"].first().reindex(names).to_numpy()
+    groups = system_code * len(labels) + episodes[at]
+    n_groups = len(names) * len(labels)
+    political = political_positions(positions).to_numpy()
+    columns: dict[str, object] = {
+        "system": np.repeat(np.asarray(names, dtype=object), len(labels)),
+        "kind": np.repeat(kinds, len(labels)),
+        "episode": np.tile(np.asarray(labels, dtype=object), len(names)),
+        "arguments": np.bincount(groups, minlength=n_groups),
+        "political": np.bincount(groups, weights=np.isfinite(political), minlength=n_groups).astype("int64"),
+    }
+    for name, values in (("position", political), ("prob_na", positions["prob_na"].to_numpy(dtype=float))):
+        boot = grouped_means(values, groups, n_groups, clusters[at], weights)
+        low, high = boot.interval()
+        columns[name], columns[f"{name}_low"], columns[f"{name}_high"] = boot.estimate, low, high
+    out = pd.DataFrame(columns)
+    return out[out["arguments"] > 0][DEBATE_COLUMNS].reset_index(drop=True)
 
 
 def recurring_speakers(positions: pd.DataFrame, facets: pd.DataFrame, min_debates: int = 2) -> pd.DataFrame:

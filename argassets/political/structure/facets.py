@@ -58,8 +58,7 @@ def speaker_roles(arguments: pd.DataFrame, min_panel: int = PANEL_MIN_ARGUMENTS)
     named = ~audience & ~unknown
     presence = pd.Series(dated.values[named], index=speaker.values[named]).groupby(level=0).nunique()
     chairs = set(presence[presence > debates / 2].index)
-    key = speaker + "\x00" + dated
-    turns = key.map(key.value_counts()).to_numpy()
+    turns = pd.Series(0, index=arguments.index).groupby([speaker, dated]).transform("size").to_numpy()
     role = np.where(turns >= min_panel, "panellist", "other named").astype(object)
     role[named & speaker.isin(chairs).to_numpy()] = "chair"
     role[audience] = "audience"

@@ -89,7 +89,7 @@ def _ambiguity_lines(ambiguity: pd.DataFrame) -> list[str]:
     chair_more = int((by_role["chair"] > by_role["panellist"]).sum())
     spread = _row(roles, "the spread across models", system="across models", value="panellist")
     return [
-        f"- **Ambiguity is uneven.** The share of arguments whose {REFERENCE} P(NA) lies between 0.3 and 0.7 is "
+        f"- **Where ambiguity sits.** The share of arguments whose {REFERENCE} P(NA) lies between 0.3 and 0.7 is "
         f"{_pct(asserting, 'ambiguous_share')} for {FORCES[0]} (n = {int(asserting['arguments'])}) and "
         f"{_pct(questioning, 'ambiguous_share')} for {FORCES[1]} (n = {int(questioning['arguments'])}); "
         f"{_word(questioning['ambiguous_share'] - asserting['ambiguous_share'])} for {FORCES[1]} in {more} of "

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+from scipy.sparse import coo_matrix
 
 #: Replicates of every interval, and their seed (the figures must not change from run to run).
 N_BOOT = 1000
@@ -17,12 +19,28 @@ SEED = 2026
 LEVEL = 0.95
 
 
-def cluster_weights(n_clusters: int, n_boot: int = N_BOOT, seed: int = SEED) -> np.ndarray:
-    """``(n_boot, n_clusters)`` counts: how often each cluster is drawn in each replicate."""
+def cluster_weights(
+    n_clusters: int, n_boot: int = N_BOOT, seed: int = SEED, strata: np.ndarray | None = None
+) -> np.ndarray:
+    """``(n_boot, n_clusters)`` counts: how often each cluster is drawn in each replicate.
+
+    With ``strata`` (a stratum code per cluster), each replicate draws within every stratum as many
+    clusters as it holds (speakers resampled within their debate, so every debate keeps its size).
+    """
     if n_clusters < 1:
         raise ValueError("cluster_weights: no clusters to resample")
     rng = np.random.default_rng(seed)
-    return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot).astype(float)
+    if strata is None:
+        return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot).astype(float)
+    strata = np.asarray(strata)
+    if len(strata) != n_clusters:
+        raise ValueError(f"cluster_weights: {len(strata)} strata codes for {n_clusters} clusters")
+    weights = np.zeros((n_boot, n_clusters))
+    for stratum in np.unique(strata):
+        members = np.flatnonzero(strata == stratum)
+        size = len(members)
+        weights[:, members] = rng.multinomial(size, np.full(size, 1.0 / size), size=n_boot)
+    return weights
 
 
 @dataclass(frozen=True)
@@ -72,12 +90,24 @@ def grouped_means(
     """
     values = np.asarray(values, dtype=float)
     keep = np.isfinite(values)
-    n_clusters = weights.shape[1]
-    codes = np.asarray(groups)[keep] * n_clusters + np.asarray(clusters)[keep]
-    size = n_groups * n_clusters
-    sums = np.bincount(codes, weights=values[keep], minlength=size).reshape(n_groups, n_clusters)
-    counts = np.bincount(codes, minlength=size).reshape(n_groups, n_clusters).astype(float)
+    shape = (n_groups, weights.shape[1])
+    at = (np.asarray(groups)[keep], np.asarray(clusters)[keep])
+    # sparse (group x cluster) sums: a replicate costs one pass over the occupied cells, so clusters
+    # nested in groups (speakers within a debate) cost no more than debates
+    sums = coo_matrix((values[keep], at), shape=shape).tocsr()
+    counts = coo_matrix((np.ones(int(keep.sum())), at), shape=shape).tocsr()
+    total, n = np.asarray(sums.sum(axis=1)).ravel(), np.asarray(counts.sum(axis=1)).ravel()
     with np.errstate(invalid="ignore", divide="ignore"):
-        estimate = sums.sum(axis=1) / counts.sum(axis=1)
-        replicates = (weights @ sums.T) / (weights @ counts.T)
-    return Bootstrap(estimate, replicates, counts.sum(axis=1).astype(int))
+        estimate = total / n
+        replicates = np.asarray(sums @ weights.T).T / np.asarray(counts @ weights.T).T
+    return Bootstrap(estimate, replicates, n.astype(int))
+
+
+def speaker_clusters(table: pd.DataFrame, n_boot: int = N_BOOT, seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``table`` (``episode``, ``speaker``): its speaker-in-debate cluster, and weights
+    that resample speakers within each debate."""
+    episode = pd.factorize(table["episode"].astype(str), sort=True)[0]
+    speaker = pd.factorize(table["speaker"].astype(str), sort=True)[0]
+    width = int(speaker.max()) + 1 if len(speaker) else 1
+    clusters, pairs = pd.factorize(episode * width + speaker, sort=True)
+    return clusters, cluster_weights(len(pairs), n_boot, seed, strata=np.asarray(pairs) // width)
