@@ -35,40 +35,49 @@ def acceptability_differences(
     positions: pd.DataFrame, facets: pd.DataFrame, n_boot: int = N_BOOT, seed: int = SEED
 ) -> pd.DataFrame:
     """:data:`ACCEPTABILITY_COLUMNS`, one row per system, status and measure."""
-    joined = positions.merge(facets[["argument_id", "episode", *STATUSES]], on="argument_id", how="inner")
-    if len(joined) < len(positions):
-        raise ValueError(f"{len(positions) - len(joined)} position rows name no KB argument")
-    if joined.empty:
+    index = pd.Series(np.arange(len(facets)), index=facets["argument_id"].to_numpy())
+    where = positions["argument_id"].map(index)
+    if where.isna().any():
+        raise ValueError(f"{int(where.isna().sum())} position rows name no KB argument")
+    if positions.empty:
         return pd.DataFrame(columns=ACCEPTABILITY_COLUMNS)
-    clusters = pd.factorize(joined["episode"], sort=True)[0]
+    at = where.to_numpy(dtype=int)
+    clusters = pd.factorize(facets["episode"], sort=True)[0][at]
     weights = cluster_weights(int(clusters.max()) + 1, n_boot, seed)
-    rows = []
-    for system, part in joined.groupby("system", sort=False):
-        at = part.index.to_numpy()
-        political = political_positions(part).to_numpy()
-        values = {
-            "position": political,
-            "extremity": np.abs(political - 50.0),
-            "prob_na": part["prob_na"].to_numpy(dtype=float),
-        }
-        for status in STATUSES:
-            group = part[status].astype(bool).to_numpy().astype(int)  # 1: with the status
-            for measure in MEASURES:
-                boot = grouped_means(values[measure], group, 2, clusters[at], weights)
-                low, high = replicate_interval((boot.replicates[:, 1] - boot.replicates[:, 0])[:, None])
-                rows.append(
+    system_code, names = pd.factorize(positions["system"])
+    kinds = positions.groupby("system", sort=False)["kind"].first().reindex(names).to_numpy()
+    political = political_positions(positions).to_numpy()
+    values = {
+        "position": political,
+        "extremity": np.abs(political - 50.0),
+        "prob_na": positions["prob_na"].to_numpy(dtype=float),
+    }
+    frames = []
+    for status in STATUSES:
+        # group 2s + 1: system s with the status, 2s: without
+        groups = system_code * 2 + facets[status].astype(bool).to_numpy()[at].astype(int)
+        for measure in MEASURES:
+            boot = grouped_means(values[measure], groups, 2 * len(names), clusters, weights)
+            low, high = replicate_interval(boot.replicates[:, 1::2] - boot.replicates[:, 0::2])
+            frames.append(
+                pd.DataFrame(
                     {
-                        "system": system,
-                        "kind": str(part["kind"].iloc[0]),
+                        "system": np.asarray(names, dtype=object),
+                        "kind": kinds,
                         "status": status,
                         "measure": measure,
-                        "with_n": int(boot.count[1]),
-                        "without_n": int(boot.count[0]),
-                        "with": boot.estimate[1],
-                        "without": boot.estimate[0],
-                        "difference": boot.estimate[1] - boot.estimate[0],
-                        "low": float(low[0]),
-                        "high": float(high[0]),
+                        "with_n": boot.count[1::2],
+                        "without_n": boot.count[0::2],
+                        "with": boot.estimate[1::2],
+                        "without": boot.estimate[0::2],
+                        "difference": boot.estimate[1::2] - boot.estimate[0::2],
+                        "low": low,
+                        "high": high,
                     }
                 )
-    return pd.DataFrame(rows, columns=ACCEPTABILITY_COLUMNS)
+            )
+    out = pd.concat(frames, ignore_index=True)
+    # one block per system, as the other tables
+    order = {name: i for i, name in enumerate(names)}
+    out = out.assign(_s=out["system"].map(order)).sort_values("_s", kind="stable").drop(columns="_s")
+    return out[ACCEPTABILITY_COLUMNS].reset_index(drop=True)

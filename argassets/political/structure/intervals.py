@@ -8,6 +8,7 @@ is vectorised over groups: one ``(clusters,)`` weight vector per replicate serve
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,8 @@ from scipy.sparse import coo_matrix
 N_BOOT = 1000
 SEED = 2026
 LEVEL = 0.95
+#: Up to this many (group, cluster) cells the sums are a dense array, beyond it a sparse matrix.
+DENSE_CELLS = 200_000
 
 
 def cluster_weights(
@@ -92,10 +95,15 @@ def grouped_means(
     keep = np.isfinite(values)
     shape = (n_groups, weights.shape[1])
     at = (np.asarray(groups)[keep], np.asarray(clusters)[keep])
-    # sparse (group x cluster) sums: a replicate costs one pass over the occupied cells, so clusters
-    # nested in groups (speakers within a debate) cost no more than debates
-    sums = coo_matrix((values[keep], at), shape=shape).tocsr()
-    counts = coo_matrix((np.ones(int(keep.sum())), at), shape=shape).tocsr()
+    if shape[0] * shape[1] <= DENSE_CELLS:
+        flat = at[0] * shape[1] + at[1]
+        sums: Any = np.bincount(flat, weights=values[keep], minlength=shape[0] * shape[1]).reshape(shape)
+        counts: Any = np.bincount(flat, minlength=shape[0] * shape[1]).reshape(shape).astype(float)
+    else:
+        # sparse (group x cluster) sums: a replicate costs one pass over the occupied cells, so
+        # clusters nested in groups (speakers within a debate) cost no more than debates
+        sums = coo_matrix((values[keep], at), shape=shape).tocsr()
+        counts = coo_matrix((np.ones(int(keep.sum())), at), shape=shape).tocsr()
     total, n = np.asarray(sums.sum(axis=1)).ravel(), np.asarray(counts.sum(axis=1)).ravel()
     with np.errstate(invalid="ignore", divide="ignore"):
         estimate = total / n

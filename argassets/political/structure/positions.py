@@ -55,7 +55,8 @@ def system_positions(stats: pd.DataFrame, ensembles: pd.DataFrame, members: pd.D
         out["system"].isin(ENSEMBLES), "ensemble", np.where(out["system"].isin(eligible), "model", "baseline")
     )
     rank = {"model": 0, "baseline": 1, "ensemble": 2}
-    out = out.assign(_r=out["kind"].map(rank)).sort_values(["_r", "system", "argument_id"], kind="stable")
+    # the input order within a system (the statistics come sorted by argument), systems by name
+    out = out.assign(_r=out["kind"].map(rank)).sort_values(["_r", "system"], kind="stable")
     return out[POSITION_COLUMNS].reset_index(drop=True)
 
 
