@@ -146,7 +146,11 @@ def test_acceptability_rows_cover_every_system_status_and_measure(analysis):
 
 def test_the_readme_states_what_the_platform_computes(analysis):
     """README's Study B figures are generated: rerun `scripts/readme-figures` after `argassets run-default`."""
-    fragment = findings.findings_markdown(
+    assert findings.read_section((ROOT / "README.md").read_text(encoding="utf-8")) == _fragment(analysis)
+
+
+def _fragment(analysis: Analysis) -> str:
+    return findings.findings_markdown(
         analysis.distances,
         analysis.robustness,
         analysis.ambiguity,
@@ -154,7 +158,6 @@ def test_the_readme_states_what_the_platform_computes(analysis):
         analysis.acceptability,
         facets.role_coverage(analysis.facets),
     )
-    assert findings.read_section((ROOT / "README.md").read_text(encoding="utf-8")) == fragment
 
 
 def _stand_in(name: str, frame: pd.DataFrame) -> dg.AssetsDefinition:
@@ -201,6 +204,21 @@ def test_the_assets_materialise_what_the_functions_compute_and_pass_their_checks
         "plot_attacks_vs_supports" in metadata
         and "data:image/png;base64," in metadata["plot_attacks_vs_supports"].value
     )
+    # scripts/readme-figures reads the same tables back from DuckDB: the README text must not change
+    script = _readme_script()
+    assert script.political_fragment_from_database(duckdb_path) == _fragment(analysis)
+
+
+def _readme_script():
+    from importlib.machinery import SourceFileLoader
+    from importlib.util import module_from_spec, spec_from_loader
+
+    loader = SourceFileLoader("readme_figures", str(ROOT / "scripts" / "readme-figures"))
+    spec = spec_from_loader("readme_figures", loader)
+    assert spec is not None
+    module = module_from_spec(spec)
+    loader.exec_module(module)
+    return module
 
 
 def test_definitions_place_the_kb_analysis_in_its_group():
