@@ -31,6 +31,7 @@ from argassets.argument_quality.agreement import (
 from argassets.argument_quality.bradley_terry import ITEM_COLUMNS
 from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, MEAN_DIMENSION, published_scores
 from argassets.argument_quality.configurations import ModelInfo, _add_flags
+from argassets.argument_quality.scope import DIMENSIONS
 from argassets.argument_quality.voting import (
     LABELS,
     MISSING,
@@ -38,7 +39,6 @@ from argassets.argument_quality.voting import (
     factorize_columns,
     run_agreement_pattern,
 )
-from argassets.platform.registry import DIMENSIONS
 
 FLAG_COLUMNS = ["scope", "is_baseline", "in_registry"]
 

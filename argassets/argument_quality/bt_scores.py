@@ -12,7 +12,7 @@ from argassets.argument_quality.agreement import (
     score_agreement,
 )
 from argassets.argument_quality.bradley_terry import DEFAULT_SETTINGS, ITEM_COLUMNS, BTSettings, bt_scores
-from argassets.platform.registry import DIMENSIONS
+from argassets.argument_quality.scope import DIMENSIONS
 
 CONFIG_COLUMNS = ["model", "strategy", "dimension"]
 

@@ -8,13 +8,13 @@ from scipy import stats
 
 from argassets.argument_quality.agreement_reports import FLAG_COLUMNS
 from argassets.argument_quality.configurations import ModelInfo, _add_flags
+from argassets.argument_quality.scope import DIMENSIONS
 from argassets.argument_quality.voting import (
     MISSING,
     encode_labels,
     factorize_columns,
     majority_of_runs,
 )
-from argassets.platform.registry import DIMENSIONS
 
 
 def position_bias_report(judgments: pd.DataFrame, info: dict[str, ModelInfo] | None = None) -> pd.DataFrame:

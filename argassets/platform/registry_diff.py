@@ -23,7 +23,7 @@ import json
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from argassets.platform.registry import ModelEntry, ModelRegistry, Study
+from argassets.platform.registry import ModelEntry, ModelRegistry
 
 __all__ = [
     "COSMETIC_FIELDS",
@@ -182,7 +182,7 @@ class PlannedRun:
     """One run to request: a study's work for one registry entry (= one partition)."""
 
     partition_key: str
-    study: Study
+    study: str
     reason: str  # "added" or "changed"
 
 
@@ -191,7 +191,7 @@ class SkippedRun:
     """A study of an entry that is not run, and why."""
 
     partition_key: str
-    study: Study
+    study: str
     reason: str
 
 
