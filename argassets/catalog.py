@@ -1,13 +1,23 @@
-"""Every asset and check module of the code location, per study.
+"""Every asset and check module of the code location, from the list of studies.
 
 Read by ``definitions.py`` and by the operations layout of the jobs and schedules
 (``sensors/layout.py``), so that both follow the same modules.
 """
 
-from argassets.argument_quality.assets import ASSET_MODULES as ARGUMENT_QUALITY_ASSETS
-from argassets.political.assets import ASSET_MODULES as POLITICAL_ASSETS
-from asset_checks.argument_quality import CHECK_MODULES as ARGUMENT_QUALITY_CHECKS
-from asset_checks.political import CHECK_MODULES as POLITICAL_CHECKS
+from types import ModuleType
 
-ASSET_MODULES = [*ARGUMENT_QUALITY_ASSETS, *POLITICAL_ASSETS]
-CHECK_MODULES = [*ARGUMENT_QUALITY_CHECKS, *POLITICAL_CHECKS]
+from argassets.platform.study import studies
+
+
+def asset_modules() -> list[ModuleType]:
+    """Every study's asset modules, in study order."""
+    return [module for study in studies() for module in study.asset_modules]
+
+
+def check_modules() -> list[ModuleType]:
+    """Every study's check modules, in study order."""
+    return [module for study in studies() for module in study.check_modules]
+
+
+ASSET_MODULES = asset_modules()
+CHECK_MODULES = check_modules()

@@ -41,6 +41,7 @@ from argassets.platform.registry import (
     load_registry,
     validate_partition_key,
 )
+from argassets.platform.study import get_study, study_names
 
 DEFAULT_DAGSTER_HOME = PROJECT_ROOT / ".dagster_home"
 DEFINITIONS_MODULE = "argassets.definitions"
@@ -347,12 +348,13 @@ def cmd_run_default(args: argparse.Namespace) -> int:
         raise CliError(f"not in the registry: {', '.join(unknown)}")
     executor = Executor(instance)
     studies = [s for s in executor.layout.roots if any(registry.get(n).takes_part_in(s) for n in names)]
-    if "political" in studies and resolve_data_dir() is None:
-        # Study A falls back to the embedded sample; QT30 and the human studies have no sample.
-        studies.remove("political")
+    left_out = [s for s in studies if get_study(s).needs_published_data] if resolve_data_dir() is None else []
+    if left_out:
+        # The other studies fall back to what they have without it (Study A: the embedded sample).
+        studies = [s for s in studies if s not in left_out]
         _print(
-            "no published data folder (ARGASSETS_DATA_DIR or ../shared/data): Study A runs on the "
-            "embedded sample, Study B (QT30, political positions) is left out"
+            "no published data folder (ARGASSETS_DATA_DIR or ../shared/data); left out, as they need it: "
+            + "; ".join(get_study(s).title for s in left_out)
         )
     _print(f"models: {', '.join(names)}; studies: {', '.join(studies) or 'none'}")
     inputs = executor.missing_inputs(studies, everything=True)
@@ -440,7 +442,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     mat = sub.add_parser("materialize", help="materialise one model partition of its studies")
     mat.add_argument("partition")
-    mat.add_argument("--study", choices=["argument_quality", "political", "all"], default="all")
+    mat.add_argument("--study", choices=[*study_names(), "all"], default="all")
     mat.add_argument("--with-reports", action="store_true", help="then refresh every report")
     mat.set_defaults(func=cmd_materialize)
 
@@ -449,7 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
     back.add_argument("--from", dest="start", help="first partition of a range (registry order)")
     back.add_argument("--to", dest="end", help="last partition of a range (inclusive)")
     back.add_argument("--all", action="store_true")
-    back.add_argument("--study", choices=["argument_quality", "political", "all"], default="all")
+    back.add_argument("--study", choices=[*study_names(), "all"], default="all")
     back.add_argument("--with-reports", action="store_true", help="then refresh every report")
     back.set_defaults(func=cmd_backfill)
 

@@ -1,74 +1,10 @@
-"""Judge resources: one interface, a backend per registry entry, and the judgment cache."""
+"""The judge and cache resources (defined in the platform: :mod:`argassets.platform.resources.judges`)."""
 
-from __future__ import annotations
-
-import os
-from typing import Any
-
-import dagster as dg
-
-from argassets.platform.judges import build_judge
-from argassets.platform.judging import Judge
-from argassets.platform.judgment_cache import (
-    JudgmentStore,
-    default_cache_location,
-    open_judgment_cache,
-    redact_location,
+from argassets.platform.resources.judges import (
+    STRUCTURED_OUTPUT_ENV_VAR,
+    JudgeResource,
+    JudgmentCacheResource,
+    judge_resources,
 )
-from argassets.platform.registry import ModelEntry
-from resources.corpora import WebisSourceResource
 
-STRUCTURED_OUTPUT_ENV_VAR = "ARGASSETS_OPENAI_STRUCTURED_OUTPUT"
-
-
-class JudgeResource(dg.ConfigurableResource):
-    """Builds the judge of a registry entry (``vllm``, ``openai``, ``import``, ``llama_cpp``, baselines).
-
-    Every backend implements :class:`argassets.platform.judging.Judge`; assets never see which one runs.
-    Endpoints and keys of ``openai`` entries are read from the environment variables the entry
-    names, when :meth:`build` is called (at run time), and never shown.
-    """
-
-    #: ``json_schema``, ``guided_choice``, ``json_object``, ``grammar`` or ``none``; default
-    #: ``$ARGASSETS_OPENAI_STRUCTURED_OUTPUT``, else ``json_schema``.
-    openai_structured_output: str | None = None
-    openai_timeout_s: float = 120.0
-    openai_max_retries: int = 6
-    #: CPU threads of the llama.cpp backend (default: all cores).
-    llama_threads: int | None = None
-
-    def build(self, entry: ModelEntry) -> Judge:
-        mode = self.openai_structured_output or os.environ.get(STRUCTURED_OUTPUT_ENV_VAR) or "json_schema"
-        return build_judge(
-            entry,
-            openai_structured_output=mode,
-            openai_timeout_s=self.openai_timeout_s,
-            openai_max_retries=self.openai_max_retries,
-            llama_threads=self.llama_threads,
-        )
-
-
-class JudgmentCacheResource(dg.ConfigurableResource):
-    """The judgment cache: ``path``, else ``$ARGASSETS_CACHE``, else a SQLite file beside the DuckDB file.
-
-    A ``postgresql://user:password@host/db`` URL selects the PostgreSQL backend (many machines);
-    anything else is a SQLite file (one machine). The URL's password is never shown.
-    """
-
-    path: str | None = None
-
-    def location(self) -> str:
-        """Where the cache is, fit for logs and metadata (a URL's password replaced by ``***``)."""
-        return redact_location(str(self.path or default_cache_location()))
-
-    def open(self) -> JudgmentStore:
-        return open_judgment_cache(str(self.path or default_cache_location()))
-
-
-def judge_resources() -> dict[str, Any]:
-    """Resources that the corpus, prompt and judgment assets need, keyed by resource name."""
-    return {
-        "webis_source": WebisSourceResource(),
-        "judge": JudgeResource(),
-        "judgment_cache": JudgmentCacheResource(),
-    }
+__all__ = ["STRUCTURED_OUTPUT_ENV_VAR", "JudgeResource", "JudgmentCacheResource", "judge_resources"]

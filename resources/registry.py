@@ -1,19 +1,5 @@
-"""The model registry as a resource, so runs and sensors read the same validated file."""
+"""The registry resource (defined in the platform: :mod:`argassets.platform.resources.registry`)."""
 
-from __future__ import annotations
+from argassets.platform.resources.registry import ModelRegistryResource
 
-import dagster as dg
-
-from argassets.platform.registry import ModelEntry, ModelRegistry, load_registry
-
-
-class ModelRegistryResource(dg.ConfigurableResource):
-    """Reads ``data/models.toml`` (or ``$ARGASSETS_MODELS``, or ``path``) and validates it."""
-
-    path: str | None = None
-
-    def load(self) -> ModelRegistry:
-        return load_registry(self.path)
-
-    def entry(self, name: str) -> ModelEntry:
-        return self.load().get(name)
+__all__ = ["ModelRegistryResource"]

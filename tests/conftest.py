@@ -11,6 +11,7 @@ from argassets.platform.paths import ensure_sample_corpus, resolve_data_dir
 
 pytest_plugins = [
     "tests.no_skips",
+    "tests.services",
     "pytester",
     "tests.kb_fixtures",
     "tests.postgres_server",

@@ -25,6 +25,7 @@ import pandas as pd
 from argassets.argument_quality.bradley_terry import ITEM_COLUMNS
 from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, MEAN_DIMENSION, published_scores
 from argassets.argument_quality.configurations import ModelInfo, _add_flags
+from argassets.argument_quality.scope import DIMENSIONS
 from argassets.platform.pairwise.agreement import (
     LABEL_METRICS,
     SCORE_METRICS,
@@ -34,7 +35,6 @@ from argassets.platform.pairwise.agreement import (
 )
 from argassets.platform.pairwise.labels import LABELS, MISSING, encode_labels, factorize_columns
 from argassets.platform.pairwise.votes import run_agreement_pattern
-from argassets.platform.registry import DIMENSIONS
 
 FLAG_COLUMNS = ["scope", "is_baseline", "in_registry"]
 

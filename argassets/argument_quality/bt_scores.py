@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 
 from argassets.argument_quality.bradley_terry import DEFAULT_SETTINGS, ITEM_COLUMNS, BTSettings, bt_scores
+from argassets.argument_quality.scope import DIMENSIONS
 from argassets.platform.pairwise.agreement import SCORE_METRICS, score_agreement
-from argassets.platform.registry import DIMENSIONS
 
 CONFIG_COLUMNS = ["model", "strategy", "dimension"]
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from argassets.argument_quality.scope import STUDY_NAME
 from argassets.platform.registry import ModelRegistry
 
 
@@ -44,7 +45,7 @@ def model_info(recorded: pd.DataFrame | None, registry: ModelRegistry | None) ->
             if "scope" in rows.columns and rows["scope"].notna().any():
                 scope = " | ".join(sorted(str(s) for s in rows["scope"].dropna().unique()))
             else:
-                scope = entry.scope.describe() if entry else "unknown"
+                scope = entry.scope_text(STUDY_NAME) if entry else "unknown"
             info[str(name)] = ModelInfo(
                 is_baseline=baseline,
                 scope=scope,
@@ -54,7 +55,7 @@ def model_info(recorded: pd.DataFrame | None, registry: ModelRegistry | None) ->
     for name, entry in entries.items():
         info.setdefault(
             name,
-            ModelInfo(entry.is_baseline, entry.scope.describe(), True, entry.position_bias),
+            ModelInfo(entry.is_baseline, entry.scope_text(STUDY_NAME), True, entry.position_bias),
         )
     return info
 

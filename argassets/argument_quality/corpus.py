@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from argassets.platform.release_manifest import ReleaseIncomplete, WebisCounts, check_webis_counts, webis_counts_for
+from argassets.argument_quality.release_facts import WebisCounts, check_webis_counts, webis_counts_for
+from argassets.platform.release_manifest import ReleaseIncomplete
 
 #: Folder of the corpus inside a published-data folder.
 CORPUS_FOLDER = "webis-argquality20"
@@ -353,7 +354,7 @@ def load_corpus(files: WebisFiles, expected: WebisCounts | None = None) -> tuple
     """Both tables, validated together: ``(webis_arguments, webis_expert_comparisons)``.
 
     The row counts must be what the corpus promises (``expected``, default
-    :func:`~argassets.platform.release_manifest.webis_counts_for` the corpus folder: the release's
+    :func:`~argassets.argument_quality.release_facts.webis_counts_for` the corpus folder: the release's
     1,610 texts and 13,952 comparisons per dimension unless the folder states its own), so that a
     file truncated at a line boundary fails, naming the file, instead of shrinking the study.
     """

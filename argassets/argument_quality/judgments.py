@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 
 from argassets.argument_quality.prompts import render_user
+from argassets.argument_quality.scope import ArgumentQualityScope
 from argassets.platform.choice_parsing import AQ_LABELS, parse_choice
 from argassets.platform.judging import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
-from argassets.platform.registry import ModelEntry, Scope
+from argassets.platform.registry import ModelEntry
 
 __all__ = [
     "AQ_JUDGMENT_COLUMNS",
@@ -24,11 +25,9 @@ __all__ = [
 
 #: Runs per (comparison, dimension, strategy, order), as in the protocol.
 N_RUNS = 3
-#: Protocol default sampling for Study A (temperature 1); the registry's ``sampling`` overrides it.
-AQ_DEFAULT_TEMPERATURE = 1.0
-AQ_DEFAULT_TOP_P = 1.0
-#: Enough for a bare label and for a ``{"label": "Tie"}`` JSON answer.
-AQ_DEFAULT_MAX_TOKENS = 16
+#: Protocol default sampling for Study A (temperature 1; the seed is the entry's ``seed``); the
+#: registry's ``sampling`` overrides each field. 16 tokens hold a bare label and ``{"label": "Tie"}``.
+AQ_DEFAULT_SAMPLING = SamplingParams(temperature=1.0, top_p=1.0, seed=None, max_tokens=16)
 
 AQ_JUDGMENT_COLUMNS: tuple[str, ...] = (
     "judge_model",
@@ -50,13 +49,7 @@ def aq_sampling(entry: ModelEntry) -> SamplingParams:
 
     The base seed is ``sampling.seed`` when set, else the entry's ``seed``.
     """
-    s = entry.sampling
-    return SamplingParams(
-        temperature=AQ_DEFAULT_TEMPERATURE if s.temperature is None else float(s.temperature),
-        top_p=AQ_DEFAULT_TOP_P if s.top_p is None else float(s.top_p),
-        seed=entry.seed if s.seed is None else int(s.seed),
-        max_tokens=AQ_DEFAULT_MAX_TOKENS if s.max_tokens is None else int(s.max_tokens),
-    )
+    return entry.sampling_for(AQ_DEFAULT_SAMPLING)
 
 
 def orders_for(entry: ModelEntry) -> tuple[str, ...]:
@@ -64,7 +57,7 @@ def orders_for(entry: ModelEntry) -> tuple[str, ...]:
     return ("ab", "ba") if entry.position_bias else ("ab",)
 
 
-def scope_prompts(prompts: pd.DataFrame, scope: Scope) -> pd.DataFrame:
+def scope_prompts(prompts: pd.DataFrame, scope: ArgumentQualityScope) -> pd.DataFrame:
     """The prompts a scoped judge answers.
 
     Filters by ``topics``, ``dimensions`` and ``strategies``; ``max_comparisons`` then keeps, per

@@ -39,9 +39,9 @@ from threadpoolctl import threadpool_limits
 
 from argassets.argument_quality.agreement import kappa_from_confusion
 from argassets.argument_quality.bradley_terry import ITEM_COLUMNS
+from argassets.argument_quality.scope import DIMENSIONS
 from argassets.argument_quality.voting import encode_labels
 from argassets.platform.bradley_terry import z_normalise
-from argassets.platform.registry import DIMENSIONS
 
 __all__ = [
     "ALL_DIMENSIONS",

@@ -11,9 +11,9 @@ import pandas as pd
 
 from argassets.argument_quality.agreement_reports import FLAG_COLUMNS
 from argassets.argument_quality.configurations import ModelInfo, _add_flags
+from argassets.argument_quality.scope import DIMENSIONS
 from argassets.platform.pairwise.labels import factorize_columns
 from argassets.platform.pairwise.position_bias import POSITION_METRICS, position_bias_metrics
-from argassets.platform.registry import DIMENSIONS
 
 
 def position_bias_report(judgments: pd.DataFrame, info: dict[str, ModelInfo] | None = None) -> pd.DataFrame:

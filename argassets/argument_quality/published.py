@@ -48,7 +48,8 @@ from argassets.argument_quality.agreement import (
     kappa_from_confusion,
     krippendorff_alpha_from_confusion,
 )
-from argassets.platform.registry import DIMENSIONS, STRATEGIES, ModelRegistry
+from argassets.argument_quality.scope import DIMENSIONS, STRATEGIES
+from argassets.platform.registry import ModelRegistry
 
 __all__ = [
     "KIND_BASELINE",

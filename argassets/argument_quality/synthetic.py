@@ -16,8 +16,8 @@ import pandas as pd
 
 from argassets.argument_quality.bradley_terry import ITEM_COLUMNS
 from argassets.argument_quality.bt_scores import published_scores
+from argassets.argument_quality.scope import STRATEGIES
 from argassets.argument_quality.voting import LABELS
-from argassets.platform.registry import STRATEGIES
 
 __all__ = ["SyntheticJudge", "synthetic_judgments"]
 

@@ -1,7 +1,7 @@
 """Declarative automation: what refreshes by itself once a model partition lands.
 
 Two conditions, attached by :func:`with_automation` to every asset downstream of a study's
-partitioned root (``aq_judgments``, ``political_predictions``) that does not set its own:
+partitioned root (its ``StudyDefinition.root_asset``) that does not set its own:
 
 - assets partitioned by ``judge_models`` (per-model aggregates) get
   :func:`partition_condition`: Dagster's ``eager()``, evaluated per partition, so a model's
@@ -27,12 +27,8 @@ from typing import Any, TypeVar
 import dagster as dg
 
 from argassets.platform.partitions import JUDGE_MODELS
+from argassets.platform.study import studies
 
-#: The partitioned root asset of each study: the one that calls the judges.
-STUDY_ROOTS: dict[str, str] = {
-    "argument_quality": "aq_judgments",
-    "political": "political_predictions",
-}
 #: How many levels above an unpartitioned report an in-progress run still holds it back.
 UPSTREAM_DEPTH = 6
 #: Assets of these kinds write to an external system that may not be configured (the Neo4j export):
@@ -40,6 +36,11 @@ UPSTREAM_DEPTH = 6
 EXTERNAL_KINDS: frozenset[str] = frozenset({"neo4j"})
 
 K = TypeVar("K", bound=Hashable)
+
+
+def study_roots() -> dict[str, str]:
+    """The partitioned root asset of each study (the one that calls the judges), by study name."""
+    return {study.name: study.root_asset for study in studies()}
 
 
 def is_judge_partitioned(partitions_def: dg.PartitionsDefinition | None) -> bool:
@@ -187,7 +188,7 @@ def operations_layout(assets: Any) -> OperationsLayout:
     partitioned_downstream: dict[str, tuple[dg.AssetKey, ...]] = {}
     unpartitioned_ancestors: dict[str, tuple[dg.AssetKey, ...]] = {}
     downstream_by_study: dict[str, set[dg.AssetKey]] = {}
-    for study, name in STUDY_ROOTS.items():
+    for study, name in study_roots().items():
         key = dg.AssetKey(name)
         if key not in position:
             continue

@@ -21,7 +21,7 @@ from argassets.platform.judging import CachedCompletion, ChatRequest, SamplingPa
 from argassets.platform.judgment_cache import JudgmentCache
 from argassets.platform.model_identity import cache_model_key, model_identity
 from argassets.platform.registry import ModelEntry
-from resources.judges import JudgeResource, JudgmentCacheResource
+from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,13 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR_ENV_VAR = "ARGASSETS_DATA_DIR"
 DUCKDB_ENV_VAR = "ARGASSETS_DUCKDB"
+SPECS_DIR_ENV_VAR = "ARGASSETS_SPECS_DIR"
 #: Embedded sample: an invented corpus in the release's layout, written by data/sample/make_sample.py.
 SAMPLE_DATA_DIR = PROJECT_ROOT / "data" / "sample"
 #: Checkout convention: the shared published data sits beside the project.
 SIBLING_SHARED_DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"
+#: Checkout convention: the studies' protocol specifications sit beside the project too.
+SIBLING_SPECS_DIR = PROJECT_ROOT.parent / "shared" / "specs"
 DEFAULT_DUCKDB_PATH = PROJECT_ROOT / "var" / "argassets.duckdb"
 
 
@@ -27,6 +30,12 @@ def resolve_data_dir(explicit: str | None = None) -> Path | None:
     if SIBLING_SHARED_DATA_DIR.is_dir():
         return SIBLING_SHARED_DATA_DIR
     return None
+
+
+def resolve_specs_dir() -> Path:
+    """The folder of the protocol specifications: ``$ARGASSETS_SPECS_DIR``, else ``../shared/specs``."""
+    from_env = os.environ.get(SPECS_DIR_ENV_VAR)
+    return Path(from_env) if from_env else SIBLING_SPECS_DIR
 
 
 def resolve_duckdb_path(explicit: str | None = None) -> Path:

@@ -13,20 +13,28 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-Study = Literal["argument_quality", "political"]
+from argassets.platform.judging import SamplingParams
+from argassets.platform.study import StudyScope, get_study, study_names
+
 Backend = Literal["vllm", "openai", "import", "llama_cpp", "random", "longer-wins"]
-Dimension = Literal["logic", "rhetoric", "dialectic"]
-Strategy = Literal["zero", "few", "cot"]
 
 #: Every backend name, from the one ``Backend`` literal.
 BACKENDS: tuple[Backend, ...] = get_args(Backend)
 BASELINE_BACKENDS: frozenset[Backend] = frozenset({"random", "longer-wins"})
-DIMENSIONS: tuple[Dimension, ...] = ("logic", "rhetoric", "dialectic")
-STRATEGIES: tuple[Strategy, ...] = ("zero", "few", "cot")
 
 #: Path of the registry shipped with the project.
 DEFAULT_REGISTRY_PATH = Path(__file__).resolve().parents[2] / "data" / "models.toml"
@@ -66,6 +74,12 @@ def validate_partition_key(key: object, where: str = "partition key") -> str:
     return key
 
 
+def _known_study(name: str) -> str:
+    if name not in study_names():
+        raise ValueError(f"unknown study '{name}' (known: {', '.join(study_names())})")
+    return name
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -79,37 +93,13 @@ class Sampling(_Strict):
     max_tokens: int | None = Field(default=None, ge=1)
 
 
-class Scope(_Strict):
-    """Restricts a judge to part of a study, for pilot runs and slow judges."""
-
-    topics: list[int] | None = None
-    dimensions: list[Dimension] | None = None
-    strategies: list[Strategy] | None = None
-    max_comparisons: int | None = Field(default=None, ge=1)
-    max_arguments: int | None = Field(default=None, ge=1)
-
-    def describe(self) -> str:
-        """A short human-readable label of the scope ("full" when nothing is restricted)."""
-        parts = []
-        if self.topics is not None:
-            parts.append("topics=" + ",".join(str(t) for t in self.topics))
-        if self.dimensions is not None:
-            parts.append("dimensions=" + ",".join(self.dimensions))
-        if self.strategies is not None:
-            parts.append("strategies=" + ",".join(self.strategies))
-        if self.max_comparisons is not None:
-            parts.append(f"max_comparisons={self.max_comparisons}")
-        if self.max_arguments is not None:
-            parts.append(f"max_arguments={self.max_arguments}")
-        return "; ".join(parts) if parts else "full"
-
-
 class ModelEntry(_Strict):
     """One judge of the registry."""
 
     name: str
     backend: Backend
-    studies: list[Study] = Field(min_length=1)
+    #: Names of the studies (:mod:`argassets.platform.study`) this judge takes part in.
+    studies: list[Annotated[str, AfterValidator(_known_study)]] = Field(min_length=1)
     model_id: str | None = None
     family: str | None = None
     size_class: Literal["baseline", "tiny", "small", "medium", "large"] | None = None
@@ -132,7 +122,10 @@ class ModelEntry(_Strict):
     reasoning: bool = False
     position_bias: bool = False
     seed: int = 0
-    scope: Scope = Scope()
+    #: Per study, the part of it this judge answers, validated by the study's scope model:
+    #: ``scope.<study> = { ... }``. A flat ``scope = { ... }`` is shorthand: each field goes to the
+    #: entry's studies whose scope model declares it.
+    scope: dict[str, SerializeAsAny[StudyScope]] = Field(default_factory=dict)
     #: ``openai`` backend: names of the environment variables holding the endpoint and key.
     base_url_env: str | None = None
     api_key_env: str | None = None
@@ -165,6 +158,14 @@ class ModelEntry(_Strict):
             raise ValueError("lists a study twice")
         return value
 
+    @field_validator("scope", mode="before")
+    @classmethod
+    def _scope_per_study(cls, value: Any, info: ValidationInfo) -> dict[str, StudyScope]:
+        studies = info.data.get("studies")
+        if studies is None:  # already reported as invalid
+            return {}
+        return scopes_by_study(value, studies)
+
     @model_validator(mode="after")
     def _backend_requirements(self) -> ModelEntry:
         if self.backend in ("vllm", "openai") and not self.model_id:
@@ -184,6 +185,25 @@ class ModelEntry(_Strict):
     @property
     def is_baseline(self) -> bool:
         return self.backend in BASELINE_BACKENDS
+
+    def sampling_for(self, defaults: SamplingParams) -> SamplingParams:
+        """A study's protocol sampling, each field overridden by the entry's ``sampling`` when set.
+
+        The seed falls back to the protocol's, and to the entry's ``seed`` when the protocol sets none.
+        """
+        s = self.sampling
+        seed = s.seed if s.seed is not None else defaults.seed if defaults.seed is not None else self.seed
+        return SamplingParams(
+            temperature=float(defaults.temperature if s.temperature is None else s.temperature),
+            top_p=float(defaults.top_p if s.top_p is None else s.top_p),
+            seed=int(seed),
+            max_tokens=int(defaults.max_tokens if s.max_tokens is None else s.max_tokens),
+        )
+
+    def scope_text(self, study: str) -> str:
+        """The entry's scope in ``study``, described ("full" when it restricts nothing there)."""
+        scope = self.scope.get(study)
+        return scope.describe() if scope is not None else "full"
 
     def takes_part_in(self, study: str) -> bool:
         return study in self.studies
@@ -230,8 +250,60 @@ class ModelRegistry(_Strict):
                 return entry
         raise KeyError(f"no model named '{name}' in the registry (known: {', '.join(self.names)})")
 
-    def for_study(self, study: Study) -> list[ModelEntry]:
+    def for_study(self, study: str) -> list[ModelEntry]:
         return [entry for entry in self.models if entry.takes_part_in(study)]
+
+
+def _flat_scope(raw: Mapping[str, Any], studies: list[str]) -> dict[str, dict[str, Any]]:
+    """A flat ``scope = { ... }`` split among ``studies``: each field to the studies declaring it."""
+    per_study: dict[str, dict[str, Any]] = {}
+    for name in studies:
+        fields = get_study(name).scope_model.model_fields
+        mine = {key: value for key, value in raw.items() if key in fields}
+        if mine:
+            per_study[name] = mine
+    claimed = {key for fields in per_study.values() for key in fields}
+    stray = [key for key in raw if key not in claimed]
+    if stray:
+        declared = {name: sorted(get_study(name).scope_model.model_fields) for name in studies}
+        raise ValueError(
+            f"'{stray[0]}' is neither a study nor a scope field of this entry's studies (their fields: "
+            + "; ".join(f"{name}: {', '.join(fields) or 'none'}" for name, fields in declared.items())
+            + ")"
+        )
+    return per_study
+
+
+def scopes_by_study(raw: Any, studies: list[str]) -> dict[str, StudyScope]:
+    """An entry's ``scope``, validated by the scope model of each study it restricts.
+
+    ``raw`` is ``{study: {field: value}}`` (a table per study) or the flat shorthand
+    ``{field: value}``; a study the entry does not take part in, or a field no study declares, is
+    an error, and so is a restriction its study rejects (an unknown topic, an empty list).
+    """
+    if not isinstance(raw, Mapping):
+        raise ValueError("must be a table: scope.<study> = { ... }")
+    if not raw:
+        return {}
+    if all(isinstance(value, StudyScope) for value in raw.values()):
+        return dict(raw)
+    tables = {key: value for key, value in raw.items() if key in study_names()}
+    if tables and len(tables) != len(raw):
+        raise ValueError("mixes per-study tables with plain fields: write every field under scope.<study>")
+    per_study = tables if tables else _flat_scope(raw, studies)
+    scopes: dict[str, StudyScope] = {}
+    for name, fields in per_study.items():
+        if name not in studies:
+            raise ValueError(
+                f"restricts study '{name}', which this entry takes no part in (studies: {', '.join(studies)})"
+            )
+        model = get_study(name).scope_model
+        try:
+            scopes[name] = fields if isinstance(fields, model) else model.model_validate(fields)
+        except ValidationError as exc:
+            problems = [f"{'.'.join(str(p) for p in e['loc']) or name}: {e['msg']}" for e in exc.errors()]
+            raise ValueError(f"scope of {name}: " + "; ".join(problems)) from None
+    return scopes
 
 
 def registry_path(path: str | os.PathLike[str] | None = None) -> Path:

@@ -22,8 +22,10 @@ import hashlib
 import json
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from argassets.platform.registry import ModelEntry, ModelRegistry, Study
+from argassets.platform.registry import ModelEntry, ModelRegistry
+from argassets.platform.study import studies
 
 __all__ = [
     "COSMETIC_FIELDS",
@@ -54,6 +56,23 @@ def _canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _fingerprinted_scope(entry: ModelEntry) -> dict[str, Any]:
+    """The entry's scope as one table of every study's scope fields (unset ones ``None``).
+
+    The shape the registry had before scopes were per study, so that the upgrade changed no
+    fingerprint (no entry looked edited, no run was requested again). Should two studies ever
+    declare the same field, the per-study tables are used instead.
+    """
+    per_study: dict[str, Any] = {name: scope.model_dump(mode="json") for name, scope in entry.scope.items()}
+    fields = [field for study in studies() for field in study.scope_model.model_fields]
+    if len(fields) != len(set(fields)):
+        return per_study
+    flat: dict[str, Any] = dict.fromkeys(fields)
+    for values in per_study.values():
+        flat.update({key: value for key, value in values.items() if value is not None})
+    return flat
+
+
 def entry_fingerprint(entry: ModelEntry) -> str:
     """A short stable hash (16 hex characters) of everything in ``entry`` that affects its work.
 
@@ -61,6 +80,7 @@ def entry_fingerprint(entry: ModelEntry) -> str:
     default out in the file is not a change.
     """
     content = entry.model_dump(mode="json", exclude=set(COSMETIC_FIELDS))
+    content["scope"] = _fingerprinted_scope(entry)
     return hashlib.sha256(_canonical_json(content).encode("utf-8")).hexdigest()[:16]
 
 
@@ -182,7 +202,7 @@ class PlannedRun:
     """One run to request: a study's work for one registry entry (= one partition)."""
 
     partition_key: str
-    study: Study
+    study: str
     reason: str  # "added" or "changed"
 
 
@@ -191,7 +211,7 @@ class SkippedRun:
     """A study of an entry that is not run, and why."""
 
     partition_key: str
-    study: Study
+    study: str
     reason: str
 
 

@@ -1,18 +1,13 @@
-"""What the published releases promise, and checks that the files at hand keep that promise.
+"""Checks that input files keep what their releases promise, for every study.
 
-A file truncated at a line boundary still parses; a missing nodeset file leaves a smaller corpus
-that still builds. Both would silently change every result downstream. The checks here compare the
+A file truncated at a line boundary still parses; a missing file leaves a smaller corpus that
+still builds. Both would silently change every result downstream. The checks here compare the
 inputs with what their releases promise, and fail naming the file, before anything is written:
-
-- **Webis-ArgQuality-20**: 1,610 texts, 13,952 expert comparisons per dimension
-  (:data:`WEBIS_RELEASE`). A corpus folder may state its own counts in a ``MANIFEST.json`` beside
-  its files (the invented sample of ``data/sample`` does); otherwise the release's apply.
-- **Political predictions** (``political/predictions/*.tsv``, the paper's format): one row per
-  ``nodeID`` 0..23,299, none missing (:data:`PUBLISHED_NODE_IDS`); the ensembles hold 23,228 rows
-  of that range (:data:`PUBLISHED_ENSEMBLE_ROWS`).
-- **QT30**: every nodeset file of the release, with its size and SHA-256, listed once in
-  ``data/manifests/qt30-nodesets.tsv`` (generated from the release with :func:`write_file_manifest`;
-  names, sizes and checksums only, no data).
+ids that must form a range without gaps (:func:`check_node_ids`), and a release's files with their
+sizes and SHA-256 listed once in a committed manifest below ``data/manifests/`` (generated from the
+release with :func:`write_file_manifest`; names, sizes and checksums only, no data). What each
+release holds (counts, id ranges, which manifest) is a fact of its study, declared in the study's
+package.
 
 Plain functions; no Dagster.
 """
@@ -20,98 +15,28 @@ Plain functions; no Dagster.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = [
     "MANIFEST_DIR",
-    "PUBLISHED_ENSEMBLE_ROWS",
-    "PUBLISHED_NODE_IDS",
-    "QT30_MANIFEST",
     "ReleaseIncomplete",
-    "WEBIS_RELEASE",
-    "WebisCounts",
     "check_file_manifest",
     "check_node_ids",
-    "check_webis_counts",
     "read_file_manifest",
-    "webis_counts_for",
     "write_file_manifest",
 ]
 
+#: Where the committed manifests of the releases' files are.
 MANIFEST_DIR = Path(__file__).resolve().parents[2] / "data" / "manifests"
-#: The QT30 nodeset files of the release (relative path, bytes, SHA-256), one per line.
-QT30_MANIFEST = MANIFEST_DIR / "qt30-nodesets.tsv"
-#: The name of a corpus folder's own statement of its counts (see :func:`webis_counts_for`).
-WEBIS_FOLDER_MANIFEST = "MANIFEST.json"
-#: ``nodeID`` values of every published per-model prediction file: the paper's KB, 23,300 rows.
-PUBLISHED_NODE_IDS = range(23_300)
-#: Rows of each published ensemble file (E2, E3): 72 of the 23,300 nodeIDs are absent.
-PUBLISHED_ENSEMBLE_ROWS = 23_228
 
 
 class ReleaseIncomplete(ValueError):
     """Input files that do not hold what their release promises; the message names the file."""
 
 
-@dataclass(frozen=True)
-class WebisCounts:
-    """Rows a Webis-ArgQuality-20 corpus holds: texts, and expert comparisons per dimension."""
-
-    source: str
-    texts: int
-    comparisons_per_dimension: int
-
-
-#: What the public release holds (Gienapp et al. 2020; Zenodo record 3780049).
-WEBIS_RELEASE = WebisCounts("Webis-ArgQuality-20 release (Zenodo 3780049)", 1_610, 13_952)
-
-
-def webis_counts_for(corpus_folder: str | os.PathLike[str]) -> WebisCounts:
-    """The counts a corpus folder must hold: its own ``MANIFEST.json`` if it has one, else the release's.
-
-    ``corpus_folder`` is the folder holding ``full/`` and ``raw/``. The manifest is a JSON object
-    ``{"source": ..., "texts": N, "comparisons_per_dimension": M}``.
-    """
-    path = Path(corpus_folder) / WEBIS_FOLDER_MANIFEST
-    if not path.is_file():
-        return WEBIS_RELEASE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return WebisCounts(str(data["source"]), int(data["texts"]), int(data["comparisons_per_dimension"]))
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ReleaseIncomplete(f"{path}: not a valid corpus manifest: {exc}") from None
-
-
-def check_webis_counts(
-    expected: WebisCounts,
-    arguments_file: Path,
-    texts: int | None,
-    comparison_files: Mapping[str, Path],
-    comparisons: Mapping[str, int],
-) -> None:
-    """Fail, naming the file, when a table holds fewer or more rows than ``expected`` promises.
-
-    ``texts=None`` skips the texts (checked on their own, before the comparisons are read).
-    """
-    problems = []
-    if texts is not None and texts != expected.texts:
-        problems.append(f"{arguments_file}: {texts:,} texts, the {expected.source} holds {expected.texts:,}")
-    for dimension, path in comparison_files.items():
-        found = comparisons.get(dimension, 0)
-        if found != expected.comparisons_per_dimension:
-            problems.append(
-                f"{path}: {found:,} comparisons, the {expected.source} holds "
-                f"{expected.comparisons_per_dimension:,} per dimension"
-            )
-    if problems:
-        raise ReleaseIncomplete("incomplete corpus (truncated or wrong file?):\n" + "\n".join(problems))
-
-
-def check_node_ids(node_ids: Iterable[int], path: str | os.PathLike[str], expected: range = PUBLISHED_NODE_IDS) -> None:
+def check_node_ids(node_ids: Iterable[int], path: str | os.PathLike[str], expected: range) -> None:
     """Fail, naming the file and the first missing or foreign ids, unless ``node_ids`` is exactly ``expected``."""
     have = set(int(i) for i in node_ids)
     want = set(expected)
@@ -151,7 +76,7 @@ def write_file_manifest(root: str | os.PathLike[str], pattern: str, target: str 
     return len(files)
 
 
-def read_file_manifest(path: str | os.PathLike[str] = QT30_MANIFEST) -> dict[str, tuple[int, str]]:
+def read_file_manifest(path: str | os.PathLike[str]) -> dict[str, tuple[int, str]]:
     """``{relative path: (bytes, sha256)}`` from a manifest written by :func:`write_file_manifest`."""
     entries: dict[str, tuple[int, str]] = {}
     for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
@@ -164,9 +89,7 @@ def read_file_manifest(path: str | os.PathLike[str] = QT30_MANIFEST) -> dict[str
     return entries
 
 
-def check_file_manifest(
-    root: str | os.PathLike[str], manifest: str | os.PathLike[str] = QT30_MANIFEST, pattern: str = "nodeset*.json"
-) -> int:
+def check_file_manifest(root: str | os.PathLike[str], manifest: str | os.PathLike[str], pattern: str) -> int:
     """Fail, naming the files, unless every file of ``manifest`` is below ``root`` with its size and checksum.
 
     Files matching ``pattern`` that the manifest does not list are errors too (a corpus that is not

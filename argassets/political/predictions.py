@@ -28,13 +28,13 @@ import numpy as np
 import pandas as pd
 
 from argassets.platform.judging import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
-from argassets.platform.registry import ModelEntry, Scope
+from argassets.platform.registry import ModelEntry
 from argassets.political.score_parsing import ParsedScore, parse_score
 
 #: The paper's decoding parameters; a registry entry's ``sampling`` overrides each field.
 #: ``max_tokens`` is ours: ``{"Score": 100}`` needs about eight tokens, so 32 leaves room for
 #: spacing and code fences without letting a chatty model run on.
-PROTOCOL_SAMPLING: dict[str, float | int] = {"temperature": 0.0, "top_p": 0.1, "seed": 123, "max_tokens": 32}
+PROTOCOL_SAMPLING = SamplingParams(temperature=0.0, top_p=0.1, seed=123, max_tokens=32)
 
 #: Structured output for backends that support it: ``{"Score": <int 0..100> | "NA"}``.
 SCORE_JSON_SCHEMA: dict = {
@@ -55,19 +55,7 @@ SCORE_JSON_SCHEMA: dict = {
 def political_sampling(entry: ModelEntry) -> SamplingParams:
     """Sampling of a judge in Study B: the paper's protocol (temperature 0, top_p 0.1, seed 123),
     each field overridden by the registry entry's ``sampling`` when set."""
-    s = entry.sampling
-    return SamplingParams(
-        temperature=float(PROTOCOL_SAMPLING["temperature"]) if s.temperature is None else float(s.temperature),
-        top_p=float(PROTOCOL_SAMPLING["top_p"]) if s.top_p is None else float(s.top_p),
-        seed=int(PROTOCOL_SAMPLING["seed"]) if s.seed is None else int(s.seed),
-        max_tokens=int(PROTOCOL_SAMPLING["max_tokens"]) if s.max_tokens is None else int(s.max_tokens),
-    )
-
-
-def describe_scope(scope: Scope) -> str:
-    """The part of a registry ``scope`` that Study B uses: ``max_arguments`` (topics, dimensions,
-    strategies and ``max_comparisons`` belong to Study A), or ``full``."""
-    return "full" if scope.max_arguments is None else f"max_arguments={scope.max_arguments}"
+    return entry.sampling_for(PROTOCOL_SAMPLING)
 
 
 def scope_arguments(
@@ -203,9 +191,9 @@ def published_prediction_table(expanded: pd.DataFrame, scope: str) -> pd.DataFra
     n = len(expanded)
     frame = expanded.assign(
         prompt_sha256=None,
-        temperature=float(PROTOCOL_SAMPLING["temperature"]),
-        top_p=float(PROTOCOL_SAMPLING["top_p"]),
-        seed=[int(PROTOCOL_SAMPLING["seed"])] * n,
+        temperature=float(PROTOCOL_SAMPLING.temperature),
+        top_p=float(PROTOCOL_SAMPLING.top_p),
+        seed=[PROTOCOL_SAMPLING.seed] * n,
         max_tokens=0,
         sampling_key="published",
         latency_s=np.nan,

@@ -36,7 +36,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from argassets.platform.release_manifest import PUBLISHED_NODE_IDS, ReleaseIncomplete, check_node_ids
+from argassets.platform.release_manifest import ReleaseIncomplete, check_node_ids
+from argassets.political.release_facts import PUBLISHED_NODE_IDS
 
 PUBLISHED_TSV_COLUMNS = ("nodeID", "array_of_pol_pos", "mean", "var", "std", "NA_count", "prob_of_NA")
 

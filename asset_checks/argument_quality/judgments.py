@@ -19,9 +19,10 @@ from argassets.argument_quality.judgments import (
     orders_for,
     scope_prompts,
 )
+from argassets.argument_quality.scope import STUDY_NAME, ArgumentQualityScope
 from argassets.platform.partitions import judge_models_partitions
 from argassets.platform.presentation import markdown_table
-from resources.registry import ModelRegistryResource
+from argassets.platform.resources.registry import ModelRegistryResource
 
 #: Environment variable overriding the default bound on the share of invalid judgments.
 MAX_INVALID_SHARE_ENV_VAR = "ARGASSETS_MAX_INVALID_SHARE"
@@ -128,7 +129,7 @@ def aq_judgments_complete(
     entry = registry.entry(context.partition_key)
     if entry.takes_part_in("argument_quality"):
         orders = orders_for(entry)
-        expected = expected_items(scope_prompts(aq_prompts, entry.scope), orders, N_RUNS)
+        expected = expected_items(scope_prompts(aq_prompts, ArgumentQualityScope.of(entry)), orders, N_RUNS)
     else:
         orders = ()
         expected = expected_items(aq_prompts.iloc[0:0], (), N_RUNS)
@@ -138,7 +139,7 @@ def aq_judgments_complete(
         passed=passed,
         metadata={
             **counts,
-            "scope": entry.scope.describe(),
+            "scope": entry.scope_text(STUDY_NAME),
             "orders": ", ".join(orders) or "none",
             "runs": N_RUNS,
         },

@@ -7,7 +7,7 @@ import pandas as pd
 
 from argassets.argument_quality.published import published_grid_problems, published_rows_problems, read_published_tables
 from argassets.platform.presentation import markdown_table
-from resources.data import PublishedDataResource
+from argassets.platform.resources.data import PublishedDataResource
 
 
 def _check(report: pd.DataFrame, data: PublishedDataResource, reference: str) -> dg.AssetCheckResult:

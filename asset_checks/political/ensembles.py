@@ -4,10 +4,10 @@ import dagster as dg
 import pandas as pd
 
 from argassets.platform.presentation import markdown_table
+from argassets.platform.resources.data import PublishedDataResource
 from argassets.political.assets.ensembles import political_ensembles
 from argassets.political.published import read_published_tsv
 from argassets.political.published_index import RELEASED_ENSEMBLES, argument_published_rows, compare_with_released
-from resources.data import PublishedDataResource
 
 
 def ensembles_against_release(

@@ -4,7 +4,7 @@ import dagster as dg
 import pandas as pd
 
 from argassets.political import neo4j_export as nx
-from resources.neo4j import Neo4jResource
+from argassets.political.resources import Neo4jResource
 
 
 @dg.asset_check(

@@ -4,11 +4,11 @@ import dagster as dg
 import pandas as pd
 
 from argassets.platform.partitions import judge_models_partitions
+from argassets.platform.resources.data import PublishedDataResource
 from argassets.political.assets.predictions import political_predictions
 from argassets.political.assets.prompts import political_study_items
 from argassets.political.assets.validation import political_pairwise_connections
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
-from resources.data import PublishedDataResource
 
 
 @dg.asset_check(asset=political_predictions, blocking=True, partitions_def=judge_models_partitions)

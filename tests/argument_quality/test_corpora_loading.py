@@ -158,7 +158,7 @@ def test_corpus_asset_writes_duckdb_tables(tmp_path: Path, shared_data_dir: Path
 def test_sample_is_used_when_nothing_is_configured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("ARGASSETS_DATA_DIR", raising=False)
     monkeypatch.delenv("ARGASSETS_WEBIS_URL", raising=False)
-    monkeypatch.setattr("resources.data.resolve_data_dir", lambda explicit=None: None)
+    monkeypatch.setattr("argassets.platform.resources.data.resolve_data_dir", lambda explicit=None: None)
     result, database = _materialize(tmp_path, PublishedDataResource())
     assert result.success
     with duckdb.connect(str(database), read_only=True) as con:

@@ -18,7 +18,6 @@ from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
 
 pytestmark = pytest.mark.llm
-pytest.importorskip("llama_cpp", reason="needs the local-llm extra (llama-cpp-python)")
 
 REGISTRY = """
 [[models]]

@@ -19,8 +19,9 @@ from argassets.argument_quality.prompts import (
     zero_system,
 )
 from argassets.platform.judging import messages_sha256
+from argassets.platform.paths import resolve_specs_dir
 
-SPEC = Path(__file__).resolve().parents[3] / "shared" / "specs" / "argument-quality.md"
+SPEC_NAME = "argument-quality.md"
 
 ZERO_LOGIC = (
     "You are given two arguments: Argument A and Argument B. Decide which one is logically stronger: "
@@ -35,9 +36,12 @@ def corpus(shared_data_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 @pytest.fixture(scope="module")
 def spec_text() -> str:
-    if not SPEC.is_file():
-        pytest.fail(f"protocol not found at {SPEC}")
-    return SPEC.read_text(encoding="utf-8")
+    spec = resolve_specs_dir() / SPEC_NAME
+    if not spec.is_file():
+        pytest.fail(
+            f"protocol not found at {spec}: set ARGASSETS_SPECS_DIR to the folder of the protocol specifications"
+        )
+    return spec.read_text(encoding="utf-8")
 
 
 def test_zero_shot_texts():

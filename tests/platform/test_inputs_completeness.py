@@ -12,18 +12,17 @@ import pytest
 
 from argassets.argument_quality.assets import corpora
 from argassets.argument_quality.corpus import CorpusError, load_corpus, locate_corpus
+from argassets.argument_quality.release_facts import WEBIS_RELEASE, webis_counts_for
 from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.release_manifest import (
-    QT30_MANIFEST,
-    WEBIS_RELEASE,
     ReleaseIncomplete,
     check_file_manifest,
     check_node_ids,
     read_file_manifest,
-    webis_counts_for,
 )
 from argassets.political.assets import knowledge_base as kb
 from argassets.political.published import read_published_tsv
+from argassets.political.release_facts import QT30_MANIFEST, QT30_NODESET_PATTERN
 from resources.corpora import WebisSourceResource
 from resources.data import PublishedDataResource
 from resources.storage import duckdb_io_manager
@@ -130,7 +129,7 @@ def _qt30_links(shared_data_dir: Path, target: Path) -> Path:
 def test_qt30_manifest_lists_the_release(shared_data_dir: Path) -> None:
     entries = read_file_manifest(QT30_MANIFEST)
     assert len(entries) == 1991
-    assert check_file_manifest(shared_data_dir / "qt30") == 1991
+    assert check_file_manifest(shared_data_dir / "qt30", QT30_MANIFEST, QT30_NODESET_PATTERN) == 1991
 
 
 def test_qt30_missing_truncated_or_foreign_files_are_named(shared_data_dir: Path, tmp_path: Path) -> None:
@@ -143,7 +142,7 @@ def test_qt30_missing_truncated_or_foreign_files_are_named(shared_data_dir: Path
     truncated.write_bytes(data[: len(data) // 2])
     (qt30 / names[0]).parent.joinpath("nodeset99999999.json").write_text("{}")
     with pytest.raises(ReleaseIncomplete) as raised:
-        check_file_manifest(qt30)
+        check_file_manifest(qt30, QT30_MANIFEST, QT30_NODESET_PATTERN)
     message = str(raised.value)
     assert f"{missing}: missing" in message
     assert f"{truncated}: {len(data) // 2:,} bytes, the release's file has {len(data):,}" in message

@@ -259,7 +259,10 @@ def test_import_judge_answers_from_a_tidy_file(tmp_path: Path):
             ],
             r"no rows with judge_model = 'ext'",
         ),
-        ([{"item": "c1", "run": 0, "label": "A"}], r"needs a 'comparison_id' \(Study A\) or 'argument_id'"),
+        (
+            [{"item": "c1", "run": 0, "label": "A"}],
+            r"needs a 'comparison_id' or 'argument_id' column \(the item of a study",
+        ),
     ],
 )
 def test_import_format_errors_name_file_and_row(tmp_path: Path, rows, message):

@@ -20,7 +20,6 @@ from argassets.platform.judgment_cache import JudgmentCache
 
 pytestmark = pytest.mark.llm
 
-llama_cpp = pytest.importorskip("llama_cpp", reason="needs the local-llm extra (llama-cpp-python)")
 
 SYSTEM = (
     "You are given two arguments: Argument A and Argument B. Decide which one is logically stronger: "

@@ -35,7 +35,12 @@ def test_shipped_registry_has_the_paper_models_and_the_baselines() -> None:
     assert vllm_ids == PAPER_MODEL_IDS
     # Plus SmolLM2 through vLLM's CPU build, for the tests (pilot scope).
     cpu = registry.get("smollm2-135m-vllm")
-    assert cpu.backend == "vllm" and cpu.device == "cpu" and cpu.gpus == 0 and cpu.scope.max_comparisons
+    assert (
+        cpu.backend == "vllm"
+        and cpu.device == "cpu"
+        and cpu.gpus == 0
+        and cpu.scope["argument_quality"].max_comparisons
+    )
     assert registry.get("random").is_baseline
     assert registry.get("longer-wins").is_baseline
     assert not registry.get("smollm2-135m").is_baseline
@@ -50,7 +55,7 @@ def test_shipped_registry_has_the_paper_models_and_the_baselines() -> None:
 def test_minimal_entry_is_complete() -> None:
     registry = parse_registry({"models": [{"name": "x", "backend": "random", "studies": ["argument_quality"]}]})
     entry = registry.get("x")
-    assert entry.scope.describe() == "full"
+    assert entry.scope == {} and entry.scope_text("argument_quality") == "full"
     assert registry.for_study("political") == []
     assert [e.name for e in registry.for_study("argument_quality")] == ["x"]
 
@@ -68,7 +73,7 @@ def test_scope_is_described() -> None:
             ]
         }
     )
-    assert registry.get("pilot").scope.describe() == "topics=1,2; dimensions=logic; max_comparisons=10"
+    assert registry.get("pilot").scope_text("argument_quality") == "topics=1,2; dimensions=logic; max_comparisons=10"
 
 
 @pytest.mark.parametrize(
@@ -134,3 +139,62 @@ def test_env_var_overrides_the_shipped_registry(tmp_path: Path, monkeypatch: pyt
     custom.write_text('[[models]]\nname = "only"\nbackend = "random"\nstudies = ["political"]\n')
     monkeypatch.setenv("ARGASSETS_MODELS", str(custom))
     assert load_registry().names == ["only"]
+
+
+def _scoped(scope: dict, studies: tuple[str, ...] = ("argument_quality", "political")) -> dict:
+    return {"models": [{"name": "pilot", "backend": "random", "studies": list(studies), "scope": scope}]}
+
+
+def test_scope_per_study_and_its_flat_shorthand_agree() -> None:
+    tables = parse_registry(
+        _scoped({"argument_quality": {"topics": [1], "max_comparisons": 4}, "political": {"max_arguments": 9}})
+    )
+    flat = parse_registry(_scoped({"topics": [1], "max_comparisons": 4, "max_arguments": 9}))
+    for registry in (tables, flat):
+        entry = registry.get("pilot")
+        assert entry.scope_text("argument_quality") == "topics=1; max_comparisons=4"
+        assert entry.scope_text("political") == "max_arguments=9"
+    assert tables.get("pilot") == flat.get("pilot")
+
+
+@pytest.mark.parametrize(
+    ("scope", "studies", "expected"),
+    [
+        ({"topics": [99]}, ("argument_quality",), "topic 99 is not a topic of Webis-ArgQuality-20 (1..20)"),
+        ({"argument_quality": {"topics": [0, 3]}}, ("argument_quality",), "topic 0 is not a topic"),
+        ({"dimensions": ["logos"]}, ("argument_quality",), "scope of argument_quality: dimensions.0: Input should be"),
+        ({"strategies": ["two-shot"]}, ("argument_quality",), "scope of argument_quality: strategies.0"),
+        ({"topics": []}, ("argument_quality",), "scope of argument_quality: topics: List should have at least 1 item"),
+        ({"dimensions": []}, ("argument_quality",), "dimensions: List should have at least 1 item"),
+        ({"political": {"max_arguments": 0}}, ("political",), "scope of political: max_arguments"),
+        (
+            {"max_arguments": 5},
+            ("argument_quality",),
+            "'max_arguments' is neither a study nor a scope field of this entry's studies",
+        ),
+        (
+            {"political": {"max_arguments": 5}},
+            ("argument_quality",),
+            "restricts study 'political', which this entry takes no part in",
+        ),
+        ({"poetry": {"max_lines": 5}}, ("argument_quality",), "'poetry' is neither a study nor a scope field"),
+        (
+            {"political": {"max_arguments": 5}, "topics": [1]},
+            ("argument_quality", "political"),
+            "mixes per-study tables",
+        ),
+    ],
+)
+def test_a_scope_that_selects_nothing_or_names_the_unknown_names_the_entry(
+    scope: dict, studies: tuple[str, ...], expected: str
+) -> None:
+    with pytest.raises(RegistryError) as raised:
+        parse_registry(_scoped(scope, studies), "models.toml")
+    message = str(raised.value)
+    assert "models.toml: entry #1 ('pilot'): field 'scope'" in message
+    assert expected in message
+
+
+def test_unknown_study_lists_the_known_ones() -> None:
+    with pytest.raises(RegistryError, match=r"unknown study 'poetry' \(known: argument_quality, political"):
+        parse_registry({"models": [{"name": "x", "backend": "random", "studies": ["poetry"]}]})

@@ -156,3 +156,25 @@ def test_stale_keys_follow_inputs_and_skip_what_cannot_run() -> None:
     # an optional missing input (a model partition that never ran) does not block
     assert stale_keys({"r": ["p1", "p2"]}, {"p1": 3, "p2": None, "r": 2}, ["r"], optional_parents={"p2"}) == ["r"]
     assert stale_keys({"r": ["p1"]}, {"p1": None, "r": None}, ["r"], optional_parents={"p1"}) == []
+
+
+def test_fingerprints_did_not_change_when_scopes_became_per_study() -> None:
+    """Hashes computed before scopes were per study: an upgrade must not make every entry look edited."""
+    both = ["argument_quality", "political"]
+    pilot = {"topics": [1, 2], "dimensions": ["logic"], "strategies": ["zero"], "max_comparisons": 40}
+    entries = registry(
+        {"name": "plain", "backend": "random", "studies": both},
+        {"name": "pilot", "backend": "random", "studies": both, "scope": {**pilot, "max_arguments": 20}},
+        {"name": "aq", "backend": "random", "studies": ["argument_quality"], "scope": {"dimensions": ["rhetoric"]}},
+    )
+    tables = registry(
+        {
+            "name": "pilot",
+            "backend": "random",
+            "studies": both,
+            "scope": {"argument_quality": pilot, "political": {"max_arguments": 20}},
+        }
+    )
+    before = {"plain": "eba6313f7945ca95", "pilot": "94a83406ad8c48c9", "aq": "37bf71ab4b54160a"}
+    assert {name: entry_fingerprint(entries.get(name)) for name in before} == before
+    assert entry_fingerprint(tables.get("pilot")) == before["pilot"]

@@ -222,7 +222,7 @@ def test_political_predictions_partition(
         )
         metadata = _metadata(result, "political_predictions")
     table = _read(database, "SELECT * FROM main.political_predictions WHERE judge_model = ?", ENTRY)
-    max_arguments = vllm_entry.scope.max_arguments
+    max_arguments = vllm_entry.scope["political"].max_arguments
     assert max_arguments is not None
     assert len(table) == max_arguments * 5 == metadata["completions_sent"]
     assert set(table["backend"]) == {"vllm"}

@@ -14,9 +14,9 @@ from argassets.argument_quality.corpus import (
     load_corpus,
     locate_corpus,
 )
+from argassets.argument_quality.resources import WebisSourceResource
 from argassets.platform.paths import SAMPLE_DATA_DIR, ensure_sample_corpus
-from resources.corpora import WebisSourceResource
-from resources.data import PublishedDataResource
+from argassets.platform.resources.data import PublishedDataResource
 
 
 def resolve_corpus_files(

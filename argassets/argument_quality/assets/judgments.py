@@ -13,11 +13,12 @@ from argassets.argument_quality.judgments import (
     orders_for,
     scope_prompts,
 )
+from argassets.argument_quality.scope import STUDY_NAME, ArgumentQualityScope
 from argassets.platform.partition_judging import judge_partition, judging_metadata, outside_study
 from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions, model_partition_key
 from argassets.platform.presentation import markdown_table
-from resources.judges import JudgeResource, JudgmentCacheResource
-from resources.registry import ModelRegistryResource
+from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
+from argassets.platform.resources.registry import ModelRegistryResource
 
 
 def label_summary_markdown(table: pd.DataFrame) -> str:
@@ -56,12 +57,13 @@ def aq_judgments(
 ) -> Iterator[dg.Output[pd.DataFrame]]:
     """Pairwise verdicts of one judge model on every in-scope Study A prompt, per order and run."""
     entry = registry.entry(model_partition_key(context))
-    if outside_study(context, entry, "argument_quality"):
+    if outside_study(context, entry, STUDY_NAME):
         return
-    scope_text = entry.scope.describe()
+    scope = ArgumentQualityScope.of(entry)
+    scope_text = scope.describe()
     sampling = aq_sampling(entry)
     orders = orders_for(entry)
-    prompts = scope_prompts(aq_prompts, entry.scope)
+    prompts = scope_prompts(aq_prompts, scope)
     requests, items = build_requests(prompts, webis_expert_comparisons, webis_arguments, orders)
     context.log.info(
         f"{entry.name}: {len(prompts)} prompts in scope ({scope_text}), orders {', '.join(orders)}, "

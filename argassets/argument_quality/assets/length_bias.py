@@ -10,7 +10,7 @@ from argassets.argument_quality.bt_scores import published_scores
 from argassets.argument_quality.length_bias import ALL_DIMENSIONS, KIND_REFERENCE, length_bias_report
 from argassets.argument_quality.plots import plot_longer_share
 from argassets.platform.presentation import markdown_table
-from resources.registry import ModelRegistryResource
+from argassets.platform.resources.registry import ModelRegistryResource
 
 #: Columns of the Markdown summary on the asset page (the table in DuckDB has them all).
 SUMMARY_COLUMNS = [

@@ -30,8 +30,8 @@ from argassets.argument_quality.published import (
 )
 from argassets.platform.paths import resolve_duckdb_path
 from argassets.platform.presentation import markdown_table, png_markdown
-from resources.data import PublishedDataResource
-from resources.registry import ModelRegistryResource
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.registry import ModelRegistryResource
 
 CONFIG_KEYS = ["model", "strategy", "dimension"]
 

@@ -19,6 +19,7 @@ from argassets.platform.judges.vllm_model import converted_model_dir
 from argassets.platform.judging import Judge
 from argassets.platform.paths import resolve_data_dir
 from argassets.platform.registry import Backend, ModelEntry
+from argassets.platform.study import get_study
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
@@ -61,7 +62,9 @@ def build_judge(
         return LongerWinsJudge()
     if entry.backend == "import":
         return ImportJudge(
-            entry.import_file(resolve_data_dir() if data_dir is None else data_dir), model_name=entry.name
+            entry.import_file(resolve_data_dir() if data_dir is None else data_dir),
+            model_name=entry.name,
+            key_sets=[get_study(name).import_keys for name in entry.studies],
         )
     if entry.backend == "openai":
         url_var = entry.base_url_env or DEFAULT_BASE_URL_ENV

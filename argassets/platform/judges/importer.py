@@ -6,10 +6,10 @@ Tidy format, one row per judgment:
 column                    meaning
 ========================  =====================================================================
 ``judge_model``           optional; when present only rows equal to the registry name are used
-``comparison_id``         Study A: the comparison (``logic-00042``), with ``dimension``,
-``dimension``             ``strategy`` (zero/few/cot) and optionally ``order`` (``ab`` default,
-``strategy``, ``order``   ``ba`` = presented swapped)
-``argument_id``           Study B (instead of the four above): the argument
+key columns               the study's (its ``StudyDefinition.import_keys``); the first names the
+                          study's item and tells which study a file belongs to. Study A:
+                          ``comparison_id``, ``dimension``, ``strategy``, ``order`` (``ab``
+                          when left out); Study B: ``argument_id``
 ``run``                   integer >= 0 (repetition)
 ``raw_output``            the model's text (preferred) ...
 ``label``                 ... or just the parsed label / score when the raw text is not kept
@@ -27,16 +27,9 @@ import numpy as np
 import pandas as pd
 
 from argassets.platform.judging import ChatRequest, Completion, SamplingParams, utc_now
+from argassets.platform.study import ImportKeys, studies
 
 __all__ = ["ImportFormatError", "ImportJudge", "load_tidy_judgments"]
-
-AQ_KEY_COLUMNS: tuple[str, ...] = ("comparison_id", "dimension", "strategy", "order")
-POLITICAL_KEY_COLUMNS: tuple[str, ...] = ("argument_id",)
-_ALLOWED = {
-    "dimension": {"logic", "rhetoric", "dialectic"},
-    "strategy": {"zero", "few", "cot"},
-    "order": {"ab", "ba"},
-}
 
 
 class ImportFormatError(ValueError):
@@ -67,16 +60,27 @@ def _read(path: Path) -> pd.DataFrame:
     return frame
 
 
+def _key_set(path: Path, frame: pd.DataFrame, key_sets: Sequence[ImportKeys]) -> ImportKeys:
+    """The key set whose item column the file has (the first that matches, in study order)."""
+    for keys in key_sets:
+        if keys.item_column in frame.columns:
+            return keys
+    wanted = " or ".join(f"'{keys.item_column}'" for keys in key_sets)
+    raise ImportFormatError(f"{path}: needs a {wanted} column (the item of a study this judge takes part in)")
+
+
 def load_tidy_judgments(
-    path: str | os.PathLike[str], model_name: str | None = None
+    path: str | os.PathLike[str], model_name: str | None = None, key_sets: Sequence[ImportKeys] | None = None
 ) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """Read and validate a tidy judgment file.
+
+    ``key_sets`` are the import keys of the studies the file may hold (default: every study's).
 
     Returns
     -------
     (pandas.DataFrame, tuple of str)
         Columns = the key columns, ``run`` (int) and ``text`` (the raw output, else the label), and
-        the key columns used (Study A or Study B).
+        the key columns used (those of the study the file belongs to).
 
     Raises
     ------
@@ -86,14 +90,9 @@ def load_tidy_judgments(
     """
     path = Path(path)
     frame = _read(path)
-    if "comparison_id" in frame.columns:
-        keys = AQ_KEY_COLUMNS
-        if "order" not in frame.columns:
-            frame = frame.assign(order="ab")
-    elif "argument_id" in frame.columns:
-        keys = POLITICAL_KEY_COLUMNS
-    else:
-        raise ImportFormatError(f"{path}: needs a 'comparison_id' (Study A) or 'argument_id' (Study B) column")
+    key_set = _key_set(path, frame, [s.import_keys for s in studies()] if key_sets is None else key_sets)
+    keys = key_set.columns
+    frame = frame.assign(**{c: v for c, v in key_set.defaults.items() if c not in frame.columns})
     required = [*keys, "run"]
     missing = [c for c in required if c not in frame.columns]
     if "raw_output" not in frame.columns and "label" not in frame.columns:
@@ -110,11 +109,11 @@ def load_tidy_judgments(
     for column in keys:
         values = frame[column]
         bad = values.isna()
-        if column in _ALLOWED:
-            bad |= ~values.astype(str).isin(_ALLOWED[column])
+        if column in key_set.allowed:
+            bad |= ~values.astype(str).isin(key_set.allowed[column])
         if bad.any():
             index = int(frame.index[np.flatnonzero(bad.to_numpy())[0]])
-            allowed = f" (allowed: {sorted(_ALLOWED[column])})" if column in _ALLOWED else ""
+            allowed = f" (allowed: {sorted(key_set.allowed[column])})" if column in key_set.allowed else ""
             raise ImportFormatError(f"{_where(path, index)}: bad '{column}' value {values.loc[index]!r}{allowed}")
     runs = pd.to_numeric(frame["run"], errors="coerce")
     bad = runs.isna() | (runs < 0) | (runs != runs.round())
@@ -156,15 +155,18 @@ class ImportJudge:
     backend = "import"
     is_baseline = False
 
-    def __init__(self, path: str | os.PathLike[str], model_name: str | None = None):
+    def __init__(
+        self, path: str | os.PathLike[str], model_name: str | None = None, key_sets: Sequence[ImportKeys] | None = None
+    ):
         self.path = Path(path)
         self.model_name = model_name
+        self.key_sets = key_sets
         self._table: dict[tuple[str, ...], str] | None = None
         self._keys: tuple[str, ...] = ()
 
     def table(self) -> dict[tuple[str, ...], str]:
         if self._table is None:
-            tidy, self._keys = load_tidy_judgments(self.path, self.model_name)
+            tidy, self._keys = load_tidy_judgments(self.path, self.model_name, self.key_sets)
             columns = [*self._keys, "run"]
             self._table = {
                 tuple(str(v) for v in key): text
@@ -175,6 +177,11 @@ class ImportJudge:
     def close(self) -> None:
         """Nothing to free."""
 
+    def _defaults(self) -> dict[str, str]:
+        """Key values a request may leave out (the file's study's defaults)."""
+        key_sets = [s.import_keys for s in studies()] if self.key_sets is None else self.key_sets
+        return next((dict(k.defaults) for k in key_sets if k.columns == self._keys), {})
+
     def complete(
         self, requests: Sequence[ChatRequest], sampling: SamplingParams, runs: Sequence[int]
     ) -> list[list[Completion]]:
@@ -182,7 +189,7 @@ class ImportJudge:
         at = utc_now()
         out, missing = [], []
         for request in requests:
-            context = {"order": "ab", **request.context}
+            context = {**self._defaults(), **request.context}
             row = []
             for run in runs:
                 started = time.perf_counter()

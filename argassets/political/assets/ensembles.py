@@ -8,13 +8,13 @@ import pandas as pd
 
 from argassets.platform.presentation import markdown_table
 from argassets.platform.registry import ModelRegistry
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.political.assets.common import _storable
 from argassets.political.ensembles import ENSEMBLES, ensemble_membership, members_of, pool_ensemble
 from argassets.political.model_stats import PREDICTION_STATS_COLUMNS, model_stats
 from argassets.political.prompts import N_REPETITIONS
 from argassets.political.published import published_file_counts, read_published_tsv
-from resources.data import PublishedDataResource
-from resources.registry import ModelRegistryResource
 
 
 @dg.asset(

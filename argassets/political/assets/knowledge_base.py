@@ -7,14 +7,15 @@ import dagster as dg
 import pandas as pd
 
 from argassets.platform.presentation import markdown_table
-from argassets.platform.release_manifest import QT30_MANIFEST, ReleaseIncomplete, check_file_manifest
+from argassets.platform.release_manifest import ReleaseIncomplete, check_file_manifest
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.storage import read_stored_table
 from argassets.political import aif, aspic, kb_counts
 from argassets.political import episodes as aif_episodes
 from argassets.political import knowledge_base as kb_graph
 from argassets.political import neo4j_export as nx
-from resources.data import PublishedDataResource
-from resources.neo4j import Neo4jResource
-from resources.storage import read_stored_table
+from argassets.political.release_facts import QT30_MANIFEST, QT30_NODESET_PATTERN
+from argassets.political.resources import Neo4jResource
 
 GROUP = "knowledge_base"
 #: Prediction statistics that the export attaches to Argument nodes when they exist (see docs).
@@ -49,7 +50,7 @@ def qt30_aif_tables(context: dg.AssetExecutionContext, config: AIFLoadConfig, da
     root = data.require(config.corpus_folder)
     if config.manifest:
         try:
-            checked = check_file_manifest(root, config.manifest)
+            checked = check_file_manifest(root, config.manifest, QT30_NODESET_PATTERN)
         except ReleaseIncomplete as exc:
             raise dg.Failure(description=str(exc)) from exc
         context.log.info(f"{root}: all {checked} nodeset files of the release manifest present and intact")

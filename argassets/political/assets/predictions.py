@@ -7,10 +7,11 @@ import pandas as pd
 
 from argassets.platform.partition_judging import judge_partition, judging_metadata, outside_study
 from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions, model_partition_key
-from argassets.platform.registry import Study
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
+from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.political.predictions import (
     build_requests,
-    describe_scope,
     political_sampling,
     prediction_table,
     published_prediction_table,
@@ -19,11 +20,7 @@ from argassets.political.predictions import (
 from argassets.political.prompts import N_REPETITIONS
 from argassets.political.published import published_tsv_to_predictions, read_published_tsv
 from argassets.political.published_index import argument_published_rows
-from resources.data import PublishedDataResource
-from resources.judges import JudgeResource, JudgmentCacheResource
-from resources.registry import ModelRegistryResource
-
-STUDY: Study = "political"
+from argassets.political.scope import STUDY_NAME, PoliticalScope
 
 
 def _study_first(political_study_items: pd.DataFrame) -> list[str]:
@@ -55,16 +52,17 @@ def political_predictions(
     """Five left-right scores (0-100, NA or invalid) per KB argument from one judge model."""
     name = model_partition_key(context)
     entry = registry.entry(name)
-    if outside_study(context, entry, STUDY):
+    if outside_study(context, entry, STUDY_NAME):
         return
-    scope_text = describe_scope(entry.scope)
+    scope = PoliticalScope.of(entry)
+    scope_text = scope.describe()
 
     if entry.backend == "import" and entry.format == "published_tsv":
         path = entry.import_file(data.root())
         published = read_published_tsv(path)
         carried = argument_published_rows(political_prompts, political_published_index)
-        if entry.scope.max_arguments is not None:
-            chosen = scope_arguments(carried, _study_first(political_study_items), entry.scope.max_arguments)
+        if scope.max_arguments is not None:
+            chosen = scope_arguments(carried, _study_first(political_study_items), scope.max_arguments)
             carried = carried[carried["argument_id"].isin(set(chosen["argument_id"]))]
         expanded = published_tsv_to_predictions(published, name, N_REPETITIONS, argument_rows=carried)
         table = published_prediction_table(
@@ -90,7 +88,7 @@ def political_predictions(
         return
 
     sampling = political_sampling(entry)
-    prompts = scope_arguments(political_prompts, _study_first(political_study_items), entry.scope.max_arguments)
+    prompts = scope_arguments(political_prompts, _study_first(political_study_items), scope.max_arguments)
     requests = build_requests(prompts)
     context.log.info(f"{name}: {len(requests)} arguments in scope ({scope_text}) x {N_REPETITIONS} repetitions")
     judged = judge_partition(context, entry, judge, judgment_cache, requests, sampling, N_REPETITIONS)

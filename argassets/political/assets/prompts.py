@@ -4,6 +4,7 @@ import dagster as dg
 import pandas as pd
 
 from argassets.platform.presentation import markdown_table
+from argassets.platform.resources.data import PublishedDataResource
 from argassets.political.assets.common import _storable
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
 from argassets.political.prompts import render_prompts
@@ -14,7 +15,6 @@ from argassets.political.published_index import (
     read_released_prompts,
 )
 from argassets.political.study_items import match_study_items
-from resources.data import PublishedDataResource
 
 HUMAN_DIR = "political/human"
 

@@ -10,6 +10,8 @@ import pandas as pd
 
 from argassets.platform.presentation import markdown_table, png_markdown
 from argassets.platform.registry import ModelRegistry
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.political.assets.common import _kind, _storable
 from argassets.political.assets.ensembles import counts_of, ensemble_table
 from argassets.political.assets.prompts import HUMAN_DIR
@@ -25,8 +27,6 @@ from argassets.political.validation.evaluation import (
     interannotator_agreement,
 )
 from argassets.political.validation.systems import item_keys, plot_f1_vs_alpha, system_item_values
-from resources.data import PublishedDataResource
-from resources.registry import ModelRegistryResource
 
 
 class PairwiseValidationConfig(dg.Config):

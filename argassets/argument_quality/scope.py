@@ -1,0 +1,43 @@
+"""Study A's vocabulary (dimensions, prompting strategies) and its registry scope."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field, field_validator
+
+from argassets.argument_quality.release_facts import WEBIS_TOPIC_IDS
+from argassets.platform.study import StudyScope
+
+STUDY_NAME = "argument_quality"
+
+Dimension = Literal["logic", "rhetoric", "dialectic"]
+Strategy = Literal["zero", "few", "cot"]
+DIMENSIONS: tuple[Dimension, ...] = ("logic", "rhetoric", "dialectic")
+STRATEGIES: tuple[Strategy, ...] = ("zero", "few", "cot")
+
+
+class ArgumentQualityScope(StudyScope):
+    """The part of Study A a judge answers: some topics, dimensions, strategies, the first comparisons.
+
+    A list names at least one value, each a topic of the release or a known dimension or strategy:
+    a scope that selects nothing is an error, not an empty partition.
+    """
+
+    study: ClassVar[str] = STUDY_NAME
+
+    topics: list[int] | None = Field(default=None, min_length=1)
+    dimensions: list[Dimension] | None = Field(default=None, min_length=1)
+    strategies: list[Strategy] | None = Field(default=None, min_length=1)
+    max_comparisons: int | None = Field(default=None, ge=1)
+
+    @field_validator("topics")
+    @classmethod
+    def _topics_of_the_release(cls, value: list[int] | None) -> list[int] | None:
+        unknown = [t for t in value or () if t not in WEBIS_TOPIC_IDS]
+        if unknown:
+            raise ValueError(
+                f"topic {unknown[0]} is not a topic of Webis-ArgQuality-20 "
+                f"({WEBIS_TOPIC_IDS.start}..{WEBIS_TOPIC_IDS.stop - 1})"
+            )
+        return value

@@ -1,0 +1,172 @@
+"""Table storage for every table asset: one DuckDB file (embedded default), or Parquet files that
+many run pods write at once (``$ARGASSETS_TABLES``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pandas as pd
+from dagster_duckdb_pandas import DuckDBPandasIOManager
+
+from argassets.platform.paths import DEFAULT_DUCKDB_PATH, DUCKDB_ENV_VAR, resolve_duckdb_path
+from argassets.platform.table_store import TABLES_ENV_VAR, ParquetTableStore
+
+__all__ = [
+    "ArgassetsDuckDBIOManager",
+    "ParquetTableIOManager",
+    "TableStorageIOManager",
+    "duckdb_io_manager",
+    "parquet_io_manager",
+    "read_stored_table",
+    "table_io_manager",
+]
+
+
+class ArgassetsDuckDBIOManager(DuckDBPandasIOManager):
+    """The dagster-duckdb pandas IO manager, creating the database's folder before a run writes.
+
+    Its partition filters are SQL text with each key quoted and escaped by dagster (1.13); a key
+    holding a quote reads and writes correctly (tests/test_table_storage.py checks it).
+    """
+
+    def create_io_manager(self, context):  # noqa: ANN001, ANN201 (dagster's signature)
+        Path(self.database).parent.mkdir(parents=True, exist_ok=True)
+        return super().create_io_manager(context)
+
+
+def duckdb_io_manager(database: str | None = None) -> DuckDBPandasIOManager:
+    """The IO manager writing pandas tables (one partition at a time) into one DuckDB file.
+
+    Without an explicit path the file is ``$ARGASSETS_DUCKDB``, read when a run starts (so a run
+    with its own environment writes where it says, even in a process that loaded the code location
+    earlier). Its default, ``var/argassets.duckdb``, is exported once at load time so that the
+    variable always resolves.
+    """
+    if database:
+        return ArgassetsDuckDBIOManager(database=database, schema="main")
+    os.environ.setdefault(DUCKDB_ENV_VAR, str(DEFAULT_DUCKDB_PATH))
+    return ArgassetsDuckDBIOManager(database=dg.EnvVar(DUCKDB_ENV_VAR), schema="main")
+
+
+class ParquetTableIOManager(dg.IOManager):
+    """Tables as Parquet files under one location (:class:`argassets.platform.table_store.ParquetTableStore`).
+
+    A partitioned asset (``metadata={"partition_expr": "judge_model"}``) gets one file per
+    partition, replaced whole and atomically, so runs of different partitions write at once
+    without a lock; an asset reading all partitions reads the files of the partitions it asks for
+    that exist (as the DuckDB IO manager's ``WHERE judge_model IN (...)`` does).
+    """
+
+    def __init__(self, location: str):
+        self.store = ParquetTableStore(location)
+
+    @staticmethod
+    def _table(key: dg.AssetKey) -> str:
+        return key.path[-1]
+
+    @staticmethod
+    def _partition_column(metadata: Any, key: dg.AssetKey) -> str:
+        column = (metadata or {}).get("partition_expr")
+        if not isinstance(column, str) or not column:
+            raise ValueError(f"{key.to_user_string()}: a partitioned table needs metadata 'partition_expr'")
+        return column
+
+    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
+        if obj is None:
+            return
+        if not isinstance(obj, pd.DataFrame):
+            raise TypeError(
+                f"{context.asset_key.to_user_string()}: table storage takes pandas DataFrames, got {type(obj)}"
+            )
+        table = self._table(context.asset_key)
+        if context.has_asset_partitions:
+            column = self._partition_column(context.definition_metadata, context.asset_key)
+            files = [
+                self.store.write_partition(table, column, key, obj[obj[column] == key])
+                for key in context.asset_partition_keys
+            ]
+        else:
+            files = [self.store.write(table, obj)]
+        context.add_output_metadata({"table_storage": self.store.location, "files": len(files)})
+
+    def load_input(self, context: dg.InputContext) -> pd.DataFrame:
+        table = self._table(context.asset_key)
+        if context.has_asset_partitions:
+            upstream = context.upstream_output
+            column = self._partition_column(upstream.definition_metadata if upstream else None, context.asset_key)
+            frame = self.store.read_partitions(table, column, context.asset_partition_keys)
+            if frame is None:
+                raise FileNotFoundError(f"table '{table}': no partition is materialised in {self.store.location}")
+        else:
+            frame = self.store.read(table)
+        # Like the DuckDB IO manager: an input's metadata "columns" selects columns (SQL-quoted names).
+        columns = (context.definition_metadata or {}).get("columns")
+        if columns:
+            frame = frame[[str(c).strip('"') for c in columns]]
+        return frame
+
+
+class TableStorageIOManager(ArgassetsDuckDBIOManager):
+    """The platform's table storage, chosen when a run starts.
+
+    ``tables`` (else ``$ARGASSETS_TABLES``) set: Parquet files at that folder or fsspec URL, which
+    several run pods write at once (:class:`ParquetTableIOManager`). Unset: the DuckDB file
+    ``database`` (``$ARGASSETS_DUCKDB``), one writer at a time, the embedded default.
+    """
+
+    tables: str | None = None
+
+    def location(self) -> str:
+        return self.tables or os.environ.get(TABLES_ENV_VAR) or ""
+
+    def create_io_manager(self, context):  # noqa: ANN001, ANN201 (dagster's signature)
+        location = self.location()
+        if location:
+            return ParquetTableIOManager(location)
+        return super().create_io_manager(context)
+
+
+def table_io_manager(database: str | None = None, tables: str | None = None) -> TableStorageIOManager:
+    """The IO manager of the code location: DuckDB by default, Parquet when ``$ARGASSETS_TABLES`` is set.
+
+    Both variables are read when a run starts.
+    """
+    if database:
+        return TableStorageIOManager(database=database, schema="main", tables=tables)
+    os.environ.setdefault(DUCKDB_ENV_VAR, str(DEFAULT_DUCKDB_PATH))
+    return TableStorageIOManager(database=dg.EnvVar(DUCKDB_ENV_VAR), schema="main", tables=tables)
+
+
+def parquet_io_manager(location: str) -> TableStorageIOManager:
+    """Parquet table storage at ``location`` (tests, scripts)."""
+    return TableStorageIOManager(database=str(DEFAULT_DUCKDB_PATH), schema="main", tables=location)
+
+
+def read_stored_table(name: str) -> pd.DataFrame | None:
+    """A whole table from the configured storage (all partitions), or ``None`` when it was never written.
+
+    For code that reads a table outside Dagster's inputs (the Neo4j export's optional statistics).
+    """
+    location = os.environ.get(TABLES_ENV_VAR)
+    if location:
+        store = ParquetTableStore(location)
+        if store.exists(name):
+            return store.read(name)
+        from argassets.platform.partitions import PARTITION_COLUMN
+
+        return store.read_partitions(name, PARTITION_COLUMN)
+    import duckdb
+
+    path = resolve_duckdb_path()
+    if not path.exists():
+        return None
+    with duckdb.connect(str(path)) as con:
+        found = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND table_name = ?", [name]
+        ).fetchone()
+        if not found or not found[0]:
+            return None
+        return con.execute(f'SELECT * FROM main."{name.replace(chr(34), chr(34) * 2)}"').df()
