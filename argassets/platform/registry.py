@@ -34,7 +34,7 @@ REGISTRY_ENV_VAR = "ARGASSETS_MODELS"
 
 _NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 #: The only top-level key of a registry file; anything else (a typo such as ``[[model]]``) is an error.
-TOP_LEVEL_KEYS: frozenset[str] = frozenset({"models"})
+TOP_LEVEL_KEYS: frozenset[str] = frozenset({"models", "slurm"})
 
 
 class RegistryError(ValueError):
@@ -104,6 +104,33 @@ class Scope(_Strict):
         return "; ".join(parts) if parts else "full"
 
 
+#: Slurm's memory syntax (``--mem``): a number of MiB, or with a K/M/G/T suffix.
+_SLURM_MEM = r"^[1-9][0-9]*[KMGT]?$"
+#: Slurm's time syntax (``--time``): minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS.
+_SLURM_TIME = r"^([0-9]+-)?[0-9]+(:[0-9]{2}){0,2}$"
+
+
+class SlurmSettings(_Strict):
+    """What a Slurm job of a partition asks for; ``None`` leaves the choice to the cluster's defaults.
+
+    The registry's top-level ``[slurm]`` table holds the defaults; an entry's ``slurm`` table
+    overrides them field by field (``ModelRegistry.slurm_for``). GPUs come from the entry's ``gpus``.
+    """
+
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    cpus: int | None = Field(default=None, ge=1, le=1024)
+    mem: str | None = Field(default=None, pattern=_SLURM_MEM)
+    #: The job's time limit; without one the platform's estimate sets it (``argassets estimate``).
+    time: str | None = Field(default=None, pattern=_SLURM_TIME)
+
+    def merged_over(self, defaults: SlurmSettings) -> SlurmSettings:
+        """These settings with every unset field taken from ``defaults``."""
+        own = self.model_dump(exclude_none=True)
+        return SlurmSettings.model_validate({**defaults.model_dump(exclude_none=True), **own})
+
+
 class ModelEntry(_Strict):
     """One judge of the registry."""
 
@@ -150,6 +177,8 @@ class ModelEntry(_Strict):
     #: The model's name in a paper's published results (Study A: ``llama-70B-big``, ...); its
     #: configurations are then reported beside the published ones, with deltas and ``reproduced``.
     published_as: str | None = Field(default=None, min_length=1)
+    #: Slurm resources of this entry's jobs, over the registry's ``[slurm]`` defaults.
+    slurm: SlurmSettings = SlurmSettings()
 
     @field_validator("name")
     @classmethod
@@ -209,6 +238,8 @@ class ModelRegistry(_Strict):
     """All judges, in file order, with unique names."""
 
     models: list[ModelEntry]
+    #: Defaults of every entry's Slurm jobs (the registry's top-level ``[slurm]`` table).
+    slurm: SlurmSettings = SlurmSettings()
 
     @model_validator(mode="after")
     def _unique_names(self) -> ModelRegistry:
@@ -232,6 +263,10 @@ class ModelRegistry(_Strict):
 
     def for_study(self, study: Study) -> list[ModelEntry]:
         return [entry for entry in self.models if entry.takes_part_in(study)]
+
+    def slurm_for(self, entry: ModelEntry) -> SlurmSettings:
+        """The Slurm settings of ``entry``'s jobs: its own ``slurm`` table over the registry's."""
+        return entry.slurm.merged_over(self.slurm)
 
 
 def registry_path(path: str | os.PathLike[str] | None = None) -> Path:
@@ -267,13 +302,15 @@ def parse_registry(data: dict[str, Any], source: str = "<registry>") -> ModelReg
             "unknown top-level key"
             + ("s " if len(unknown) > 1 else " ")
             + ", ".join(f"'{k}'" for k in unknown)
-            + " (the registry holds only [[models]] tables)"
+            + " (the registry holds only [[models]] tables and one [slurm] table)"
         )
     if problems:
         raise RegistryError(f"{source}: " + "; ".join(problems))
     assert isinstance(raw_models, list)
     try:
-        return ModelRegistry.model_validate({"models": raw_models})
+        return ModelRegistry.model_validate(
+            {"models": raw_models, **({"slurm": data["slurm"]} if "slurm" in data else {})}
+        )
     except ValidationError as exc:
         lines = [_describe_error(source, raw_models, error) for error in exc.errors()]
         raise RegistryError("invalid model registry:\n" + "\n".join(lines)) from None
