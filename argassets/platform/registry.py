@@ -131,6 +131,13 @@ class SlurmSettings(_Strict):
         return SlurmSettings.model_validate({**defaults.model_dump(exclude_none=True), **own})
 
 
+class Price(_Strict):
+    """What an ``openai`` entry's provider charges, in US dollars per million tokens."""
+
+    input_per_mtok: float = Field(ge=0.0)
+    output_per_mtok: float = Field(ge=0.0)
+
+
 class ModelEntry(_Strict):
     """One judge of the registry."""
 
@@ -179,6 +186,10 @@ class ModelEntry(_Strict):
     published_as: str | None = Field(default=None, min_length=1)
     #: Slurm resources of this entry's jobs, over the registry's ``[slurm]`` defaults.
     slurm: SlurmSettings = SlurmSettings()
+    #: Completions per second, for estimates before the entry has run (measured runs take precedence).
+    throughput: float | None = Field(default=None, gt=0.0)
+    #: ``openai`` backend: the provider's price, for cost estimates and the budget.
+    price: Price | None = None
 
     @field_validator("name")
     @classmethod
@@ -204,6 +215,8 @@ class ModelEntry(_Strict):
             raise ValueError("backend 'vllm' with device 'cpu' runs on no GPU: set 'gpus' = 0")
         if self.device == "cpu" and self.backend != "vllm":
             raise ValueError("'device' only applies to backend 'vllm'")
+        if self.price is not None and self.backend != "openai":
+            raise ValueError("'price' only applies to backend 'openai'")
         if self.backend == "import" and not self.path:
             raise ValueError("backend 'import' needs 'path'")
         if self.backend == "llama_cpp" and not (self.gguf_path or self.gguf_package):

@@ -4,6 +4,9 @@ Commands::
 
     argassets slurm backfill --partitions a,b,c [--study S] [--no-wait]
     argassets slurm status RUN_ID
+    argassets estimate MODEL [--study S]
+
+``estimate`` prints a partition's work before it runs (argassets/platform/estimate.py).
 
 ``backfill`` materialises any missing study inputs in this process, then creates one Dagster run
 per partition and study and launches it through the instance's ``SlurmRunLauncher``
@@ -55,7 +58,11 @@ def launch_partition(executor: Any, registry: ModelRegistry, name: str, studies:
         job_def = executor.repo_def.get_implicit_job_def_for_assets(keys)
         if job_def is None:
             raise CliError(f"{study} / {name}: the selected assets cannot run in one job")
-        tags = {**run_tags_for_entry(entry, study=study), "dagster/partition": name}
+        tags = {
+            **run_tags_for_entry(entry, study=study),
+            "dagster/partition": name,
+            **estimate_tags(executor, registry, name, study),
+        }
         run = executor.instance.create_run_for_job(
             job_def=job_def,
             run_config={"execution": {"config": {"in_process": {}}}},
@@ -71,6 +78,27 @@ def launch_partition(executor: Any, registry: ModelRegistry, name: str, studies:
         _print(f"submitted {study} / {name}: run {run.run_id}, Slurm job {job_id}")
         run_ids.append(run.run_id)
     return run_ids
+
+
+def estimate_tags(executor: Any, registry: ModelRegistry, name: str, study: str) -> dict[str, str]:
+    """The run's estimate as tags, with the job's time limit from it; refuses a run over budget."""
+    from argassets.cli import CliError, _print
+    from argassets.platform.estimate import BudgetExceeded, check_budget
+    from argassets.platform.slurm.estimating import WORKLOADS, estimate_for
+    from argassets.platform.slurm.launcher import TIME_TAG
+
+    if study not in WORKLOADS:
+        return {}
+    estimate = estimate_for(executor, registry, name, study)
+    _print(estimate.describe())
+    try:
+        check_budget(estimate)
+    except BudgetExceeded as exc:
+        raise CliError(str(exc)) from None
+    tags = estimate.as_tags()
+    if estimate.time_limit_minutes is not None:
+        tags[TIME_TAG] = str(estimate.time_limit_minutes)
+    return tags
 
 
 def record_job_end(instance: Any, run_id: str) -> str | None:
@@ -165,3 +193,7 @@ def add_slurm_commands(sub: Any) -> None:
     status = ssub.add_parser("status", help="a run's Slurm job: state and reason")
     status.add_argument("run_id")
     status.set_defaults(func=cmd_slurm_status)
+
+    from argassets.platform.slurm.estimating import add_estimate_command
+
+    add_estimate_command(sub)

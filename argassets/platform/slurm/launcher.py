@@ -26,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+from dagster._core.events import EngineEventData
 from dagster._core.launcher import CheckRunHealthResult, LaunchRunContext, RunLauncher, WorkerStatus
 from dagster._core.storage.dagster_run import DagsterRun
 from dagster._grpc.types import ExecuteRunArgs
-from dagster._serdes import ConfigurableClass, ConfigurableClassData
+from dagster._serdes import ConfigurableClass, ConfigurableClassData, serialize_value
 
 from argassets.platform.registry import ModelEntry, ModelRegistry, RegistryError, SlurmSettings, load_registry
 from argassets.platform.slurm import jobs
@@ -104,7 +105,10 @@ class SlurmRunLauncher(RunLauncher, ConfigurableClass):
         script = folder / f"run-{run.run_id}.sh"
         log = folder / f"run-{run.run_id}.log"
         workdir = Path(getattr(origin.repository_origin.code_pointer, "working_directory", None) or os.getcwd())
-        script.write_text(job_script(run.run_id, list(args.get_command_args()), workdir, os.environ), encoding="utf-8")
+        # The code location's own interpreter, not whatever `dagster` the node's PATH finds first.
+        command = [origin.executable_path, "-m", "dagster", "api", "execute_run"]
+        command.append(serialize_value(args))
+        script.write_text(job_script(run.run_id, command, workdir, os.environ), encoding="utf-8")
         job_name = f"argassets-{run.tags.get(MODEL_TAG) or run.job_name}"[:64]
         options = jobs.sbatch_options(
             entry.gpus if entry else 0, settings, job_name=job_name, output=log, time_limit=run.tags.get(TIME_TAG)
@@ -120,7 +124,7 @@ class SlurmRunLauncher(RunLauncher, ConfigurableClass):
         self._instance.report_engine_event(
             f"Submitted Slurm job {job_id}: sbatch {' '.join(options)} (log {log})",
             run,
-            dg.EngineEventData(
+            EngineEventData(
                 {"Slurm job id": dg.MetadataValue.text(job_id), "Slurm log": dg.MetadataValue.path(str(log))}
             ),
         )
