@@ -76,7 +76,8 @@ def submission_latency(work: Path, n: int = 5) -> list[float]:
         script = work / f"latency-{i}.sh"
         script.write_text(f"#!/bin/bash\ndate +%s.%N > {stamp}\n", encoding="utf-8")
         submitted = time.time()
-        subprocess.run(["sbatch", "--parsable", f"--output={work}/latency-{i}.log", str(script)], check=True)
+        sbatch = ["sbatch", "--parsable", f"--output={work}/latency-{i}.log", str(script)]
+        subprocess.run(sbatch, check=True, stdout=subprocess.DEVNULL)
         while not stamp.exists() or not stamp.read_text().strip():
             time.sleep(0.05)
         latencies.append(float(stamp.read_text()) - submitted)
