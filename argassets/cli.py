@@ -14,6 +14,7 @@ Commands::
     argassets run-default          # study inputs, every baseline and published import, then every report
     argassets runs mark-orphans    # runs whose process died (kill -9) are marked failed
     argassets ui                   # dagster dev on 127.0.0.1
+    argassets slurm backfill --partitions a,b   # one Slurm job per partition (docs/operations.md)
 
 The equivalent Dagster commands (``dagster asset materialize --partition``, ``dagster job
 backfill``) are documented in docs/operations.md.
@@ -471,6 +472,10 @@ def build_parser() -> argparse.ArgumentParser:
     ui.add_argument("--host", default=DEFAULT_HOST, help="interface to bind (default 127.0.0.1)")
     ui.add_argument("--port", type=int, default=3000)
     ui.set_defaults(func=cmd_ui)
+
+    from argassets.cli_slurm import add_slurm_commands
+
+    add_slurm_commands(sub)
     return parser
 
 

@@ -15,6 +15,7 @@ pytest_plugins = [
     "pytester",
     "tests.kb_fixtures",
     "tests.postgres_server",
+    "tests.slurm_cluster",
     "tests.vllm_fixtures",
     "tests.published_fixtures",
     "tests.sample_fixtures",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -277,3 +277,10 @@ def label_problems(table: pd.DataFrame) -> dict[str, int]:
         "validity_mismatch": int((~valid_matches).sum() + (~presented_matches).sum()),
         "invalid": int((~table["is_valid"]).sum()),
     }
+
+
+def workload(entry: ModelEntry, load: Callable[[str], pd.DataFrame]) -> tuple[list[ChatRequest], int, SamplingParams]:
+    """The requests ``aq_judgments`` sends for ``entry``, its runs and sampling (for estimates)."""
+    prompts = scope_prompts(load("aq_prompts"), ArgumentQualityScope.of(entry))
+    requests, _ = build_requests(prompts, load("webis_expert_comparisons"), load("webis_arguments"), orders_for(entry))
+    return requests, N_RUNS, aq_sampling(entry)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from argassets.argument_quality.assets import ASSET_MODULES
-from argassets.argument_quality.judgments import AQ_DEFAULT_SAMPLING, build_requests, judgment_table
+from argassets.argument_quality.judgments import AQ_DEFAULT_SAMPLING, build_requests, judgment_table, workload
 from argassets.argument_quality.release_facts import WEBIS_RELEASE, WEBIS_TOPIC_IDS
 from argassets.argument_quality.resources import WebisSourceResource
 from argassets.argument_quality.scope import DIMENSIONS, STRATEGIES, STUDY_NAME, ArgumentQualityScope
@@ -37,4 +37,5 @@ STUDY = StudyDefinition(
     # Without the published data the corpus comes from the Zenodo release or the embedded sample.
     needs_published_data=False,
     resources=lambda: {"webis_source": WebisSourceResource()},
+    workload=workload,
 )

@@ -42,7 +42,7 @@ REGISTRY_ENV_VAR = "ARGASSETS_MODELS"
 
 _NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 #: The only top-level key of a registry file; anything else (a typo such as ``[[model]]``) is an error.
-TOP_LEVEL_KEYS: frozenset[str] = frozenset({"models"})
+TOP_LEVEL_KEYS: frozenset[str] = frozenset({"models", "slurm"})
 
 
 class RegistryError(ValueError):
@@ -91,6 +91,40 @@ class Sampling(_Strict):
     top_p: float | None = Field(default=None, gt=0.0, le=1.0)
     seed: int | None = None
     max_tokens: int | None = Field(default=None, ge=1)
+
+
+#: Slurm's memory syntax (``--mem``): a number of MiB, or with a K/M/G/T suffix.
+_SLURM_MEM = r"^[1-9][0-9]*[KMGT]?$"
+#: Slurm's time syntax (``--time``): minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS.
+_SLURM_TIME = r"^([0-9]+-)?[0-9]+(:[0-9]{2}){0,2}$"
+
+
+class SlurmSettings(_Strict):
+    """What a Slurm job of a partition asks for; ``None`` leaves the choice to the cluster's defaults.
+
+    The registry's top-level ``[slurm]`` table holds the defaults; an entry's ``slurm`` table
+    overrides them field by field (``ModelRegistry.slurm_for``). GPUs come from the entry's ``gpus``.
+    """
+
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    cpus: int | None = Field(default=None, ge=1, le=1024)
+    mem: str | None = Field(default=None, pattern=_SLURM_MEM)
+    #: The job's time limit; without one the platform's estimate sets it (``argassets estimate``).
+    time: str | None = Field(default=None, pattern=_SLURM_TIME)
+
+    def merged_over(self, defaults: SlurmSettings) -> SlurmSettings:
+        """These settings with every unset field taken from ``defaults``."""
+        own = self.model_dump(exclude_none=True)
+        return SlurmSettings.model_validate({**defaults.model_dump(exclude_none=True), **own})
+
+
+class Price(_Strict):
+    """What an ``openai`` entry's provider charges, in US dollars per million tokens."""
+
+    input_per_mtok: float = Field(ge=0.0)
+    output_per_mtok: float = Field(ge=0.0)
 
 
 class ModelEntry(_Strict):
@@ -143,6 +177,12 @@ class ModelEntry(_Strict):
     #: The model's name in a paper's published results (Study A: ``llama-70B-big``, ...); its
     #: configurations are then reported beside the published ones, with deltas and ``reproduced``.
     published_as: str | None = Field(default=None, min_length=1)
+    #: Slurm resources of this entry's jobs, over the registry's ``[slurm]`` defaults.
+    slurm: SlurmSettings = SlurmSettings()
+    #: Completions per second, for estimates before the entry has run (measured runs take precedence).
+    throughput: float | None = Field(default=None, gt=0.0)
+    #: ``openai`` backend: the provider's price, for cost estimates and the budget.
+    price: Price | None = None
 
     @field_validator("name")
     @classmethod
@@ -176,6 +216,8 @@ class ModelEntry(_Strict):
             raise ValueError("backend 'vllm' with device 'cpu' runs on no GPU: set 'gpus' = 0")
         if self.device == "cpu" and self.backend != "vllm":
             raise ValueError("'device' only applies to backend 'vllm'")
+        if self.price is not None and self.backend != "openai":
+            raise ValueError("'price' only applies to backend 'openai'")
         if self.backend == "import" and not self.path:
             raise ValueError("backend 'import' needs 'path'")
         if self.backend == "llama_cpp" and not (self.gguf_path or self.gguf_package):
@@ -229,6 +271,8 @@ class ModelRegistry(_Strict):
     """All judges, in file order, with unique names."""
 
     models: list[ModelEntry]
+    #: Defaults of every entry's Slurm jobs (the registry's top-level ``[slurm]`` table).
+    slurm: SlurmSettings = SlurmSettings()
 
     @model_validator(mode="after")
     def _unique_names(self) -> ModelRegistry:
@@ -252,6 +296,10 @@ class ModelRegistry(_Strict):
 
     def for_study(self, study: str) -> list[ModelEntry]:
         return [entry for entry in self.models if entry.takes_part_in(study)]
+
+    def slurm_for(self, entry: ModelEntry) -> SlurmSettings:
+        """The Slurm settings of ``entry``'s jobs: its own ``slurm`` table over the registry's."""
+        return entry.slurm.merged_over(self.slurm)
 
 
 def _flat_scope(raw: Mapping[str, Any], studies: list[str]) -> dict[str, dict[str, Any]]:
@@ -339,13 +387,15 @@ def parse_registry(data: dict[str, Any], source: str = "<registry>") -> ModelReg
             "unknown top-level key"
             + ("s " if len(unknown) > 1 else " ")
             + ", ".join(f"'{k}'" for k in unknown)
-            + " (the registry holds only [[models]] tables)"
+            + " (the registry holds only [[models]] tables and one [slurm] table)"
         )
     if problems:
         raise RegistryError(f"{source}: " + "; ".join(problems))
     assert isinstance(raw_models, list)
     try:
-        return ModelRegistry.model_validate({"models": raw_models})
+        return ModelRegistry.model_validate(
+            {"models": raw_models, **({"slurm": data["slurm"]} if "slurm" in data else {})}
+        )
     except ValidationError as exc:
         lines = [_describe_error(source, raw_models, error) for error in exc.errors()]
         raise RegistryError("invalid model registry:\n" + "\n".join(lines)) from None

@@ -107,6 +107,9 @@ class StudyDefinition:
     needs_published_data: bool = False
     #: Resources only this study's assets use, keyed by resource name.
     resources: Callable[[], Mapping[str, Any]] = dict
+    #: For estimates before a run: ``(entry, load) -> (requests, runs, sampling)`` of the root asset,
+    #: ``load(asset_key)`` giving an upstream table; ``None`` when the study offers no estimate.
+    workload: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if self.scope_model.study != self.name:

@@ -1,0 +1,199 @@
+"""``argassets slurm ...``: judge model partitions as Slurm jobs, from the cluster's login node.
+
+Commands::
+
+    argassets slurm backfill --partitions a,b,c [--study S] [--no-wait]
+    argassets slurm status RUN_ID
+    argassets estimate MODEL [--study S]
+
+``estimate`` prints a partition's work before it runs (argassets/platform/estimate.py).
+
+``backfill`` materialises any missing study inputs in this process, then creates one Dagster run
+per partition and study and launches it through the instance's ``SlurmRunLauncher``
+(``deploy/slurm/dagster.yaml``): every run is one Slurm job with its entry's resources, all queued
+at once. It then waits for the jobs (unless ``--no-wait``) and writes each job's end, in Slurm's
+words, into its run's log; a run whose worker Slurm killed is failed there with that reason (the
+daemon's run monitoring does the same for runs launched from the UI). Re-running a failed
+partition resumes from the judgment cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from argassets.platform.registry import ModelRegistry
+
+#: Engine-event text that marks a run whose Slurm job's end has been recorded.
+ENDED_MARK = "Slurm job ended:"
+POLL_SECONDS = 2.0
+
+
+def slurm_launcher(instance: Any) -> Any:
+    """The instance's ``SlurmRunLauncher``; a clear error when the instance launches runs otherwise."""
+    from argassets.cli import CliError
+    from argassets.platform.slurm.launcher import SlurmRunLauncher
+
+    launcher = instance.run_launcher
+    if not isinstance(launcher, SlurmRunLauncher):
+        raise CliError(
+            f"the instance at $DAGSTER_HOME launches runs with {type(launcher).__name__}, not SlurmRunLauncher: "
+            "copy deploy/slurm/dagster.yaml to $DAGSTER_HOME/dagster.yaml (docs/operations.md, 'On a Slurm cluster')"
+        )
+    return launcher
+
+
+def launch_partition(executor: Any, registry: ModelRegistry, name: str, studies: Sequence[str] | None) -> list[str]:
+    """Launch one Slurm-backed run per study of partition ``name``; their run ids."""
+    from argassets.cli import CliError, _print
+    from sensors.run_tags import run_tags_for_entry
+
+    entry = registry.get(name)
+    chosen = [s for s in entry.studies if s in executor.layout.roots and (studies is None or s in studies)]
+    run_ids = []
+    for study in chosen:
+        keys = executor.layout.study_selection(study)
+        job_def = executor.repo_def.get_implicit_job_def_for_assets(keys)
+        if job_def is None:
+            raise CliError(f"{study} / {name}: the selected assets cannot run in one job")
+        tags = {
+            **run_tags_for_entry(entry, study=study),
+            "dagster/partition": name,
+            **estimate_tags(executor, registry, name, study),
+        }
+        run = executor.instance.create_run_for_job(
+            job_def=job_def,
+            run_config={"execution": {"config": {"in_process": {}}}},
+            tags=tags,
+            asset_selection=frozenset(keys),
+            job_code_origin=executor.recon_repo.get_reconstructable_job(job_def.name).get_python_origin(),
+        )
+        try:
+            executor.instance.launch_run(run.run_id, workspace=None)
+        except Exception as exc:
+            raise CliError(f"{study} / {name}: run {run.run_id} was not submitted: {exc}") from None
+        job_id = executor.instance.get_run_by_id(run.run_id).tags.get("argassets/slurm-job-id")
+        _print(f"submitted {study} / {name}: run {run.run_id}, Slurm job {job_id}")
+        run_ids.append(run.run_id)
+    return run_ids
+
+
+def estimate_tags(executor: Any, registry: ModelRegistry, name: str, study: str) -> dict[str, str]:
+    """The run's estimate as tags, with the job's time limit from it; refuses a run over budget."""
+    from argassets.cli import CliError, _print
+    from argassets.cli_estimate import estimate_for, workloads
+    from argassets.platform.estimate import BudgetExceeded, check_budget
+    from argassets.platform.slurm.launcher import TIME_TAG
+
+    if study not in workloads():
+        return {}
+    estimate = estimate_for(executor, registry, name, study)
+    _print(estimate.describe())
+    try:
+        check_budget(estimate)
+    except BudgetExceeded as exc:
+        raise CliError(str(exc)) from None
+    tags = estimate.as_tags()
+    if estimate.time_limit_minutes is not None:
+        tags[TIME_TAG] = str(estimate.time_limit_minutes)
+    return tags
+
+
+def record_job_end(instance: Any, run_id: str) -> str | None:
+    """Once the run's Slurm job has ended: its end in the run's log (once), and a run that is
+    still marked as running failed with Slurm's reason. The end's description, else ``None``."""
+    from dagster import DagsterEventType
+
+    launcher = slurm_launcher(instance)
+    run = instance.get_run_by_id(run_id)
+    health = launcher.check_run_worker_health(run)
+    if health.status.value == "RUNNING":
+        return None
+    message = f"{ENDED_MARK} {health.msg}"
+    logged = [e.message for e in instance.all_logs(run_id, of_type=DagsterEventType.ENGINE_EVENT)]
+    if message not in logged:
+        instance.report_engine_event(message, run)
+    if not run.is_finished:
+        debug = launcher.get_run_worker_debug_info(run) or ""
+        instance.report_run_failed(run, f"{health.msg}\n{debug}".strip())
+    return str(health.msg)
+
+
+def wait_for_runs(instance: Any, run_ids: Sequence[str], timeout: float | None = None) -> dict[str, str]:
+    """Wait until every run's job has ended and its run has finished; each run's final status."""
+    from argassets.cli import _print
+
+    pending = list(run_ids)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while pending:
+        for run_id in list(pending):
+            ended = record_job_end(instance, run_id)
+            run = instance.get_run_by_id(run_id)
+            if ended is not None and run.is_finished:
+                _print(f"run {run_id}: {run.status.value} ({ended})")
+                pending.remove(run_id)
+        if pending:
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            time.sleep(POLL_SECONDS)
+    return {run_id: instance.get_run_by_id(run_id).status.value for run_id in run_ids}
+
+
+def cmd_slurm_backfill(args: argparse.Namespace) -> int:
+    from argassets.cli import Executor, _print, _registry, _select_partitions, _studies, get_instance, sync_partitions
+
+    instance = get_instance()
+    slurm_launcher(instance)
+    registry = _registry()
+    sync_partitions(instance, registry)
+    names = _select_partitions(registry, instance, args)
+    executor = Executor(instance)
+    studies = _studies(args.study)
+    chosen = sorted({s for n in names for s in registry.get(n).studies if studies is None or s in studies})
+    inputs = executor.missing_inputs(chosen)
+    if inputs and not executor.run(inputs, None, {}, "study inputs"):
+        return 1
+    run_ids = [run_id for name in names for run_id in launch_partition(executor, registry, name, studies)]
+    if args.no_wait:
+        return 0
+    statuses = wait_for_runs(instance, run_ids)
+    failed = [run_id for run_id, status in statuses.items() if status != "SUCCESS"]
+    if failed:
+        _print(f"failed runs: {', '.join(failed)} (run the partitions again: cached judgments are not redone)")
+    return 1 if failed else 0
+
+
+def cmd_slurm_status(args: argparse.Namespace) -> int:
+    from argassets.cli import CliError, _print, get_instance
+    from argassets.platform.slurm.launcher import JOB_ID_TAG
+
+    instance = get_instance()
+    run = instance.get_run_by_id(args.run_id)
+    if run is None or JOB_ID_TAG not in run.tags:
+        raise CliError(f"{args.run_id}: no run launched through Slurm with this id")
+    health = slurm_launcher(instance).check_run_worker_health(run)
+    _print(f"run {run.run_id}: {run.status.value}; {health.msg}")
+    return 0
+
+
+def add_slurm_commands(sub: Any) -> None:
+    """Register ``argassets slurm ...`` on the main parser's subcommands."""
+    slurm = sub.add_parser("slurm", help="judge model partitions as Slurm jobs (login node)")
+    ssub = slurm.add_subparsers(dest="slurm_command", required=True)
+    back = ssub.add_parser("backfill", help="one Slurm job per partition and study, all submitted at once")
+    back.add_argument("--partitions", help="comma-separated partition keys")
+    back.add_argument("--from", dest="start", help="first partition of a range (registry order)")
+    back.add_argument("--to", dest="end", help="last partition of a range (inclusive)")
+    back.add_argument("--all", action="store_true")
+    back.add_argument("--study", choices=["argument_quality", "political", "all"], default="all")
+    back.add_argument("--no-wait", action="store_true", help="submit and return (the daemon monitors the jobs)")
+    back.set_defaults(func=cmd_slurm_backfill)
+    status = ssub.add_parser("status", help="a run's Slurm job: state and reason")
+    status.add_argument("run_id")
+    status.set_defaults(func=cmd_slurm_status)
+
+    from argassets.cli_estimate import add_estimate_command
+
+    add_estimate_command(sub)
