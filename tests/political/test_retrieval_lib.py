@@ -9,7 +9,7 @@ import pytest
 
 from argassets.political.retrieval.embedded_store import EmbeddedStore, positions_table
 from argassets.political.retrieval.embeddings import argument_text, embed_arguments, embedding_matrix
-from argassets.political.retrieval.generation import debater_request, persona_request
+from argassets.political.retrieval.generation import debater_request, persona_request, select_examples
 from argassets.political.retrieval.model import (
     EmbeddingModel,
     EmbeddingModelError,
@@ -193,3 +193,14 @@ def test_prompts_with_and_without_retrieval() -> None:
     persona = persona_request(10, 30, results[:2])
     assert "between 10 and 30" in persona.user and "locution of a3" in persona.user
     assert "made these arguments" not in persona_request(10, 30).user
+
+
+def test_examples_are_taken_round_robin_over_groups() -> None:
+    results = synthetic_store().search(RetrievalQuery("q", "typical", k=3), QUERY)
+    groups = list(dict.fromkeys((r.relation, r.direction, r.neighbour_force) for r in results))
+    chosen = select_examples(results, len(groups) + 1)
+    assert [(r.relation, r.direction, r.neighbour_force) for r in chosen[: len(groups)]] == groups
+    assert len(chosen) == len(groups) + 1
+    assert chosen[-1] == next(r for r in results[1:] if (r.relation, r.direction, r.neighbour_force) == groups[0])
+    assert select_examples(results, 2) == chosen[:2]
+    assert select_examples([], 5) == []

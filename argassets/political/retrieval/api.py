@@ -19,11 +19,13 @@ from argassets.platform.judging import Judge, SamplingParams
 from argassets.platform.judgment_cache import JudgmentStore
 from argassets.platform.registry import ModelEntry
 from argassets.political.retrieval.generation import (
+    DEFAULT_MAX_EXAMPLES,
     DEFAULT_SAMPLING,
     GeneratedAnswer,
     debater_request,
     generate,
     persona_request,
+    select_examples,
 )
 from argassets.political.retrieval.model import EmbeddingModel
 from argassets.political.retrieval.query import RetrievalError, RetrievalQuery, RetrievalResult
@@ -70,10 +72,13 @@ def debate(
     cache: JudgmentStore,
     sampling: SamplingParams = DEFAULT_SAMPLING,
     judge: Judge | None = None,
+    max_examples: int = DEFAULT_MAX_EXAMPLES,
 ) -> GeneratedAnswer:
-    """The debater's answer to ``utterance`` from the range ``low``-``high`` (no examples when ``results`` is empty)."""
-    request = debater_request(utterance, low, high, results)
-    return generate("debate", request, results, entry, cache, sampling, judge)
+    """The debater's answer to ``utterance`` from the range ``low``-``high``, shown at most
+    ``max_examples`` of ``results`` (no examples when ``results`` is empty)."""
+    shown = select_examples(results, max_examples)
+    request = debater_request(utterance, low, high, shown)
+    return generate("debate", request, shown, entry, cache, sampling, judge)
 
 
 def persona(
@@ -84,7 +89,9 @@ def persona(
     cache: JudgmentStore,
     sampling: SamplingParams = DEFAULT_SAMPLING,
     judge: Judge | None = None,
+    max_examples: int = DEFAULT_MAX_EXAMPLES,
 ) -> GeneratedAnswer:
-    """A persona of the range ``low``-``high``, grounded in ``results`` when there are any."""
-    request = persona_request(low, high, results)
-    return generate("persona", request, results, entry, cache, sampling, judge)
+    """A persona of the range ``low``-``high``, grounded in at most ``max_examples`` of ``results``."""
+    shown = select_examples(results, max_examples)
+    request = persona_request(low, high, shown)
+    return generate("persona", request, shown, entry, cache, sampling, judge)

@@ -22,6 +22,8 @@ from argassets.platform.registry import ModelEntry
 from argassets.political.retrieval.query import RetrievalResult
 
 DEFAULT_SAMPLING = SamplingParams(temperature=0.7, top_p=0.95, seed=0, max_tokens=160)
+#: Examples shown to the model at most (small models have 2,048-token windows).
+DEFAULT_MAX_EXAMPLES = 8
 
 DEBATER_SYSTEM = (
     "You are a persuasive debater on a televised political debate panel. Your political position is "
@@ -39,6 +41,10 @@ PERSONA_USER = (
     "voter whose political position is {range} on a scale from 0 (far left) to 100 (far right)."
 )
 PERSONA_EXAMPLES = "\nThe persona has made these arguments in public debates:\n{examples}"
+
+
+class GenerationError(ValueError):
+    """The chosen model cannot generate text (names the entry and its backend)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,20 @@ class GeneratedAnswer:
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
+
+
+def select_examples(results: Sequence[RetrievalResult], limit: int = DEFAULT_MAX_EXAMPLES) -> list[RetrievalResult]:
+    """At most ``limit`` results, taken round-robin over the (relation, direction, neighbour force)
+    groups in their order, so that a short prompt still shows supports and attacks alike."""
+    groups: dict[tuple[str, str, str], list[RetrievalResult]] = {}
+    for result in results:
+        groups.setdefault((result.relation, result.direction, result.neighbour_force), []).append(result)
+    chosen: list[RetrievalResult] = []
+    depth = 0
+    while len(chosen) < limit and any(depth < len(g) for g in groups.values()):
+        chosen += [g[depth] for g in groups.values() if depth < len(g)][: limit - len(chosen)]
+        depth += 1
+    return chosen
 
 
 def describe_range(low: float | None, high: float | None) -> str:
