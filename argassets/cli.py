@@ -14,6 +14,8 @@ Commands::
     argassets run-default          # study inputs, every baseline and published import, then every report
     argassets runs mark-orphans    # runs whose process died (kill -9) are marked failed
     argassets ui                   # dagster dev on 127.0.0.1
+    argassets retrieve "..." --system E1 --position 60-90 --method typical   # docs/retrieval.md
+    argassets debate "..." --model smollm2-135m-vllm                         # (and persona)
 
 The equivalent Dagster commands (``dagster asset materialize --partition``, ``dagster job
 backfill``) are documented in docs/operations.md.
@@ -469,6 +471,10 @@ def build_parser() -> argparse.ArgumentParser:
     ui.add_argument("--host", default=DEFAULT_HOST, help="interface to bind (default 127.0.0.1)")
     ui.add_argument("--port", type=int, default=3000)
     ui.set_defaults(func=cmd_ui)
+
+    from argassets.political.cli_retrieval import add_commands as add_retrieval_commands
+
+    add_retrieval_commands(sub)  # retrieve, debate, persona (docs/retrieval.md)
     return parser
 
 

@@ -1,5 +1,5 @@
-"""Study B's checks: the knowledge base, the predictions and the ensembles."""
+"""Study B's checks: the knowledge base, the predictions, the ensembles and retrieval."""
 
-from asset_checks.political import ensembles, knowledge_base, predictions
+from asset_checks.political import ensembles, knowledge_base, predictions, retrieval
 
-CHECK_MODULES = [knowledge_base, predictions, ensembles]
+CHECK_MODULES = [knowledge_base, predictions, ensembles, retrieval]
