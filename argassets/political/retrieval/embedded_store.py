@@ -70,6 +70,9 @@ class EmbeddedStore:
     positions: pd.DataFrame
     model: str
     _pairs: pd.DataFrame | None = field(default=None, repr=False)
+    _unit: np.ndarray | None = field(default=None, repr=False)
+    _stats: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
+    _id_rank: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int), repr=False)
 
     @classmethod
     def from_tables(
@@ -87,6 +90,21 @@ class EmbeddedStore:
     def systems(self) -> list[str]:
         return sorted(self.positions["system"].unique())
 
+    def _system_stats(self, system: str) -> dict[str, np.ndarray]:
+        """Mean, std and probability of NA under ``system``, aligned with the arguments (cached)."""
+        if system not in self._stats:
+            rows = self.positions[self.positions["system"] == system]
+            if rows.empty:
+                raise RetrievalError(
+                    f"system {system!r} has no positions; known: {', '.join(self.systems) or 'none'} "
+                    "(materialise political_model_stats / political_ensembles)"
+                )
+            aligned = (
+                rows.drop_duplicates("argument_id").set_index("argument_id").reindex(self.arguments["argument_id"])
+            )
+            self._stats[system] = {c: aligned[c].to_numpy(dtype=float) for c in ("mean", "std", "prob_na")}
+        return self._stats[system]
+
     def filter_mask(self, political: PoliticalFilter | None, force: str | None) -> tuple[np.ndarray, np.ndarray]:
         """Which arguments pass, and each argument's position under the filter's system (NaN if none)."""
         mask = np.ones(len(self.arguments), dtype=bool)
@@ -96,19 +114,13 @@ class EmbeddedStore:
         if political is None:
             return mask, position
         political.validate()
-        rows = self.positions[self.positions["system"] == political.system]
-        if rows.empty:
-            raise RetrievalError(
-                f"system {political.system!r} has no positions; known: {', '.join(self.systems) or 'none'} "
-                "(materialise political_model_stats / political_ensembles)"
-            )
-        stats = rows.drop_duplicates("argument_id").set_index("argument_id").reindex(self.arguments["argument_id"])
-        position = stats["mean"].to_numpy(dtype=float)
+        stats = self._system_stats(political.system)
+        position = stats["mean"]
         bounds = [
             (position, political.min_position, np.greater_equal),
             (position, political.max_position, np.less_equal),
-            (stats["std"].to_numpy(dtype=float), political.max_std, np.less_equal),
-            (stats["prob_na"].to_numpy(dtype=float), political.max_prob_na, np.less_equal),
+            (stats["std"], political.max_std, np.less_equal),
+            (stats["prob_na"], political.max_prob_na, np.less_equal),
         ]
         for values, bound, compare in bounds:
             if bound is not None:
@@ -117,19 +129,23 @@ class EmbeddedStore:
         return mask, position
 
     def _result(self, row: int, sim: float, position: float, **neighbour: str) -> RetrievalResult:
-        arg = self.arguments.iloc[row]
+        ids, locutions, propositions, forces = self._columns()
         return RetrievalResult(
-            argument_id=arg["argument_id"],
-            locution=arg["locution"],
-            proposition=arg["proposition"],
-            force=arg["force"],
+            argument_id=str(ids[row]),
+            locution=str(locutions[row]),
+            proposition=str(propositions[row]),
+            force=str(forces[row]),
             similarity=float(sim),
             position=None if np.isnan(position) else float(position),
             **neighbour,
         )
 
+    def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        frame = self.arguments
+        return tuple(frame[c].to_numpy() for c in ("argument_id", "locution", "proposition", "force"))
+
     def pairs(self) -> pd.DataFrame:
-        """Every (argument row, neighbour row, relation, direction), once."""
+        """Every (argument row, neighbour row, relation, direction) once, with its group's code."""
         if self._pairs is None:
             row_of = pd.Series(np.arange(len(self.arguments)), index=self.arguments["argument_id"])
             src = self.relations["source_id"].map(row_of)
@@ -140,55 +156,72 @@ class EmbeddedStore:
             outgoing = pd.DataFrame({"arg": src, "nb": tgt, "relation": rel, "direction": "outgoing"})
             pairs = pd.concat([incoming, outgoing], ignore_index=True).drop_duplicates()
             pairs["nb_force"] = self.arguments["force"].to_numpy()[pairs["nb"].to_numpy()]
+            pairs["group"] = pd.factorize(pd.MultiIndex.from_frame(pairs[["relation", "direction", "nb_force"]]))[0]
             self._pairs = pairs.reset_index(drop=True)
         return self._pairs
+
+    def _unit_vectors(self) -> np.ndarray:
+        if self._unit is None:
+            rows = self.vectors.astype(np.float64)
+            norms = np.linalg.norm(rows, axis=1, keepdims=True)
+            # float32 halves the memory each query streams; rounding to 5 decimals absorbs the difference
+            self._unit = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0).astype(np.float32)
+            # rank of each argument id in string order: the tie-break, as integers
+            self._id_rank = np.argsort(np.argsort(self.arguments["argument_id"].to_numpy().astype(str)))
+        return self._unit
+
+    def similarities(self, vector: np.ndarray) -> np.ndarray:
+        """Cosine similarity of every argument with ``vector``."""
+        query = np.asarray(vector, dtype=np.float64).ravel()
+        norm = np.linalg.norm(query)
+        if norm == 0:
+            return np.zeros(len(self.arguments))
+        return (self._unit_vectors() @ (query / norm).astype(np.float32)).astype(np.float64)
 
     def search(self, query: RetrievalQuery, vector: np.ndarray) -> list[RetrievalResult]:
         """The results of ``query`` for the utterance's embedding ``vector``."""
         query.validate()
-        sims = cosine(self.vectors, vector)
+        sims = self.similarities(vector)
         mask, position = self.filter_mask(query.filter, query.force)
+        rank = -np.round(sims, 5)
         if query.method == "vector":
             rows = np.flatnonzero(mask)
-            ranked = pd.DataFrame(
-                {"row": rows, "sim": -np.round(sims[rows], 5), "aid": self.arguments["argument_id"].to_numpy()[rows]}
-            ).sort_values(["sim", "aid"], kind="stable")
-            top = ranked["row"].to_numpy()[: query.k]
+            top = rows[np.lexsort((self._id_rank[rows], rank[rows]))][: query.k]
             return order_results(self._result(int(i), sims[i], position[i]) for i in top)
-        return order_results(self._graph_results(query, sims, mask, position))
+        return order_results(self._graph_results(query, sims, rank, mask, position))
 
     def _graph_results(
-        self, query: RetrievalQuery, sims: np.ndarray, mask: np.ndarray, position: np.ndarray
+        self, query: RetrievalQuery, sims: np.ndarray, rank: np.ndarray, mask: np.ndarray, position: np.ndarray
     ) -> list[RetrievalResult]:
         pairs = self.pairs()
-        pairs = pairs[
-            mask[pairs["arg"].to_numpy()]
-            & pairs["relation"].isin(query.relations).to_numpy()
-            & pairs["direction"].isin(query.directions).to_numpy()
-        ]
+        arg, nb = pairs["arg"].to_numpy(), pairs["nb"].to_numpy()
+        keep = mask[arg] & pairs["relation"].isin(query.relations).to_numpy()
+        keep &= pairs["direction"].isin(query.directions).to_numpy()
         if query.neighbour_forces:
-            pairs = pairs[pairs["nb_force"].isin(query.neighbour_forces)]
-        ids = self.arguments["argument_id"].to_numpy()
-        ranked = pairs.assign(
-            sim=-np.round(sims[pairs["arg"].to_numpy()], 5),
-            aid=ids[pairs["arg"].to_numpy()],
-            nid=ids[pairs["nb"].to_numpy()],
-        ).sort_values(["relation", "direction", "nb_force", "sim", "aid", "nid"])
-        top = ranked.groupby(["relation", "direction", "nb_force"], sort=False).head(query.k)
+            keep &= pairs["nb_force"].isin(query.neighbour_forces).to_numpy()
+        rows = np.flatnonzero(keep)
+        group = pairs["group"].to_numpy()[rows]
+        order = np.lexsort((self._id_rank[nb[rows]], self._id_rank[arg[rows]], rank[arg[rows]], group))
+        rows, group = rows[order], group[order]
+        # position of each pair within its group (groups are contiguous after the sort)
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+        within = np.arange(len(rows)) - np.repeat(starts, np.diff(np.r_[starts, len(rows)]))
+        ids, locutions, propositions, forces = self._columns()
+        relations, directions = pairs["relation"].to_numpy(), pairs["direction"].to_numpy()
         out = []
-        for arg, nb, relation, direction in zip(top["arg"], top["nb"], top["relation"], top["direction"], strict=True):
-            neighbour = self.arguments.iloc[int(nb)]
+        for i in rows[within < query.k]:
+            a, n = int(arg[i]), int(nb[i])
             out.append(
                 self._result(
-                    int(arg),
-                    sims[arg],
-                    position[arg],
-                    neighbour_id=neighbour["argument_id"],
-                    neighbour_locution=neighbour["locution"],
-                    neighbour_proposition=neighbour["proposition"],
-                    neighbour_force=neighbour["force"],
-                    relation=relation,
-                    direction=direction,
+                    a,
+                    sims[a],
+                    position[a],
+                    neighbour_id=str(ids[n]),
+                    neighbour_locution=str(locutions[n]),
+                    neighbour_proposition=str(propositions[n]),
+                    neighbour_force=str(forces[n]),
+                    relation=str(relations[i]),
+                    direction=str(directions[i]),
                 )
             )
         return out
