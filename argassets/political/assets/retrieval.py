@@ -35,8 +35,10 @@ def political_argument_embeddings(
     previous = read_stored_table(EMBEDDINGS_TABLE)
     table, run = embed_arguments(political_kb_arguments, model, previous, config.chunk_size, log=context.log.info)
     context.log.info(f"{run.embedded} texts embedded, {run.reused} reused, in {run.seconds:.1f} s")
+    # text columns typed for DuckDB; the vectors stay lists of floats (DOUBLE[])
+    stored = _storable(table.drop(columns=["embedding"])).assign(embedding=table["embedding"])
     return dg.Output(
-        _storable(table),
+        stored,
         metadata={
             "dagster/row_count": len(table),
             "model": model.identity,

@@ -98,6 +98,9 @@ def run_queries(
                     "results": len(results),
                     "inside": sum(_inside(r, template.filter) for r in results),
                     "own_rank": _rank(results, item.argument_id) if item.argument_id else np.nan,
+                    "own_found": float(item.argument_id in {r.argument_id for r in results})
+                    if item.argument_id
+                    else np.nan,
                     "relations": len({r.relation for r in results if r.relation}),
                     "mean_position": float(np.mean(positions)) if positions else np.nan,
                     "latency_ms": latency * 1000,
@@ -120,7 +123,7 @@ def summarise(per_query: pd.DataFrame) -> pd.DataFrame:
         results_per_query=("results", "mean"),
         inside=("inside", "sum"),
         total=("results", "sum"),
-        own_found=("own_rank", lambda s: float(s.notna().mean())),
+        own_found=("own_found", "mean"),
         own_rank_median=("own_rank", "median"),
         relations_covered=("relations", "mean"),
         mean_position=("mean_position", "mean"),
@@ -164,7 +167,7 @@ def evaluation_templates(system: str, k: int = 5) -> list[tuple[str, RetrievalQu
                     "chosen",
                     k,
                     relations=("SUPPORTS", "ATTACKS"),
-                    neighbour_forces=("Arguing", "Disagreeing"),
+                    neighbour_forces=("Asserting",),
                     filter=political,
                 ),
             ),
