@@ -126,7 +126,7 @@ def generate(
 ) -> GeneratedAnswer:
     """Answer ``request`` with the registry ``entry`` (``judge`` when given, e.g. a running engine)."""
     if entry.backend not in ("vllm", "openai", "llama_cpp"):
-        raise ValueError(
+        raise GenerationError(
             f"model '{entry.name}' ({entry.backend}) cannot generate text; use a vllm, openai or llama_cpp entry"
         )
     model_key = cache_model_key(entry)
