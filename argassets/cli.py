@@ -15,6 +15,8 @@ Commands::
     argassets runs mark-orphans    # runs whose process died (kill -9) are marked failed
     argassets ui                   # dagster dev on 127.0.0.1
     argassets slurm backfill --partitions a,b   # one Slurm job per partition (docs/operations.md)
+    argassets retrieve "..." --system E1 --position 60-90 --method typical   # docs/retrieval.md
+    argassets debate "..." --model smollm2-135m-vllm                         # (and persona)
 
 The equivalent Dagster commands (``dagster asset materialize --partition``, ``dagster job
 backfill``) are documented in docs/operations.md.
@@ -476,6 +478,10 @@ def build_parser() -> argparse.ArgumentParser:
     from argassets.cli_slurm import add_slurm_commands
 
     add_slurm_commands(sub)
+
+    from argassets.political.cli_retrieval import add_commands as add_retrieval_commands
+
+    add_retrieval_commands(sub)  # retrieve, debate, persona (docs/retrieval.md)
     return parser
 
 

@@ -31,9 +31,10 @@ from argassets.platform.study import studies
 
 #: How many levels above an unpartitioned report an in-progress run still holds it back.
 UPSTREAM_DEPTH = 6
-#: Assets of these kinds write to an external system that may not be configured (the Neo4j export):
-#: they are never materialised automatically; run them from the UI or the CLI.
-EXTERNAL_KINDS: frozenset[str] = frozenset({"neo4j"})
+#: Assets of these kinds are never materialised automatically (run them from the UI or the CLI):
+#: the Neo4j export writes to an external system that may not be configured, and sentence
+#: embeddings of the whole knowledge base take many CPU minutes that a refresh must not spend.
+MANUAL_KINDS: frozenset[str] = frozenset({"neo4j", "sentence_transformers"})
 
 K = TypeVar("K", bound=Hashable)
 
@@ -104,13 +105,13 @@ class OperationsLayout:
         Every asset partitioned by ``judge_models``.
     reports
         Every unpartitioned asset downstream of a study root, in topological order, except those
-        of :data:`EXTERNAL_KINDS`.
+        of :data:`MANUAL_KINDS`.
     inputs
         The unpartitioned assets the studies and their reports read that no study produces
         (corpora, prompts, expert scores, the knowledge base), in topological order.
     standalone
         The other unpartitioned assets built from a study's inputs but not from its judgments
-        (e.g. human-only analyses), in topological order, except those of :data:`EXTERNAL_KINDS`.
+        (e.g. human-only analyses), in topological order, except those of :data:`MANUAL_KINDS`.
     reports_by_study, inputs_by_study, standalone_by_study
         The same, per study.
     parents
@@ -179,7 +180,7 @@ def operations_layout(assets: Any) -> OperationsLayout:
 
     def automatable(key: dg.AssetKey) -> bool:
         node = graph.get(key)
-        return node.is_materializable and not (set(node.kinds) & EXTERNAL_KINDS)
+        return node.is_materializable and not (set(node.kinds) & MANUAL_KINDS)
 
     def ordered(keys: Iterable[dg.AssetKey]) -> tuple[dg.AssetKey, ...]:
         return tuple(sorted((k for k in keys if k in position), key=position.__getitem__))

@@ -1,5 +1,5 @@
-"""Study B's checks: the knowledge base, the predictions, the ensembles and the KB analysis."""
+"""Study B's checks: the knowledge base, the predictions, the ensembles, the KB analysis and retrieval."""
 
-from asset_checks.political import ensembles, kb_analysis, knowledge_base, predictions
+from asset_checks.political import ensembles, kb_analysis, knowledge_base, predictions, retrieval
 
-CHECK_MODULES = [knowledge_base, predictions, ensembles, kb_analysis]
+CHECK_MODULES = [knowledge_base, predictions, ensembles, kb_analysis, retrieval]

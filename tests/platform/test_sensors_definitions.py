@@ -12,7 +12,7 @@ import dagster as dg
 import pytest
 
 from argassets.definitions import defs
-from argassets.platform.automation import EXTERNAL_KINDS, operations_layout
+from argassets.platform.automation import MANUAL_KINDS, operations_layout
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,7 +60,7 @@ def test_every_report_over_all_partitions_has_the_all_partitions_condition(graph
     for key in layout.roots.values():
         assert graph.get(key).automation_condition is None, "roots are run by the registry sensor"
     for key in graph.get_all_asset_keys():
-        if set(graph.get(key).kinds) & EXTERNAL_KINDS:
+        if set(graph.get(key).kinds) & MANUAL_KINDS:
             assert graph.get(key).automation_condition is None, f"{key} needs an external server"
 
 

@@ -1,5 +1,13 @@
-"""Assets: Study B, political positions of arguments (prompts, predictions, stats, ensembles, validation, KB analysis)."""
+"""Assets: Study B, political positions of arguments (prompts, predictions, stats, ensembles, validation, KB analysis, retrieval)."""
 
-from argassets.political.assets import ensembles, kb_analysis, knowledge_base, predictions, prompts, validation
+from argassets.political.assets import (
+    ensembles,
+    kb_analysis,
+    knowledge_base,
+    predictions,
+    prompts,
+    retrieval,
+    validation,
+)
 
-ASSET_MODULES = [knowledge_base, prompts, predictions, ensembles, validation, kb_analysis]
+ASSET_MODULES = [knowledge_base, prompts, predictions, ensembles, validation, kb_analysis, retrieval]

@@ -1,0 +1,255 @@
+"""``argassets retrieve | debate | persona``: graph-based retrieval and generation from a terminal.
+
+Registered by ``argassets/cli.py`` (:func:`add_commands`). The embedded store reads the tables a
+run wrote (``argassets run-default``); ``--store neo4j`` queries the server of ``NEO4J_URI``,
+``NEO4J_USER``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE`` after ``neo4j_political_kb_embeddings``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from argassets.political.neo4j_export import RELATIONSHIP_TYPES
+from argassets.political.retrieval.api import Retriever, debate, persona
+from argassets.political.retrieval.query import (
+    METHODS,
+    PoliticalFilter,
+    RetrievalError,
+    RetrievalQuery,
+    RetrievalResult,
+    parse_position_range,
+)
+
+#: The tables the embedded store reads, and what to materialise when one is missing.
+TABLES = (
+    "political_kb_arguments",
+    "political_kb_relations",
+    "political_argument_embeddings",
+)
+STATS_TABLES = ("political_model_stats", "political_ensembles")
+
+
+class CommandError(RuntimeError):
+    """Shown as one line by the CLI (exit status 2)."""
+
+
+def _out(line: str) -> None:
+    print(line, flush=True)  # noqa: T201
+
+
+def _csv(text: str | None) -> tuple[str, ...]:
+    return tuple(p.strip() for p in (text or "").split(",") if p.strip())
+
+
+def build_query(args: argparse.Namespace, utterance: str) -> RetrievalQuery:
+    """The query the options describe (validated)."""
+    political = None
+    if args.system:
+        low, high = parse_position_range(args.position) if args.position else (None, None)
+        political = PoliticalFilter(args.system, low, high, args.max_std, args.max_prob_na)
+    elif args.position or args.max_std is not None or args.max_prob_na is not None:
+        raise RetrievalError("--position, --max-std and --max-prob-na need --system (a model or ensemble, e.g. E1)")
+    return RetrievalQuery(
+        utterance=utterance,
+        method=args.method,
+        k=args.k,
+        force=args.force,
+        relations=_csv(args.relations) or RELATIONSHIP_TYPES,
+        neighbour_forces=_csv(args.neighbour_forces) or None,
+        direction=args.direction,
+        filter=political,
+    ).validate()
+
+
+def _embedded_store(model_identity: str) -> tuple[Any, str]:
+    from argassets.platform.resources.storage import read_stored_table
+    from argassets.political.retrieval.embedded_store import EmbeddedStore, positions_table
+
+    frames = {name: read_stored_table(name) for name in (*TABLES, *STATS_TABLES)}
+    missing = [name for name in TABLES if frames[name] is None]
+    if missing:
+        raise CommandError(
+            f"the embedded store lacks {', '.join(missing)}: run `argassets run-default` "
+            "(or materialise political_argument_embeddings)"
+        )
+    positions = positions_table([frames[name] for name in STATS_TABLES])
+    store = EmbeddedStore.from_tables(
+        frames["political_kb_arguments"],
+        frames["political_kb_relations"],
+        frames["political_argument_embeddings"],
+        positions,
+    )
+    return store, store.model
+
+
+@contextmanager
+def open_retriever(args: argparse.Namespace) -> Iterator[Retriever]:
+    """The retriever of ``--store`` with the embedding model of ``--model-dir`` (default all-MiniLM-L6-v2)."""
+    from argassets.political.retrieval.model import load_embedding_model
+
+    model = load_embedding_model(args.model_dir)
+    if args.store == "embedded":
+        store, store_model = _embedded_store(model.identity)
+        yield Retriever(store, model, store_model)
+        return
+    from argassets.political import neo4j_export as nx
+    from argassets.political.retrieval.neo4j_store import Neo4jStore
+
+    env = os.environ
+    settings = nx.Neo4jSettings(
+        env.get("NEO4J_URI", "bolt://localhost:7687"),
+        env.get("NEO4J_USER", "neo4j"),
+        env.get("NEO4J_PASSWORD", ""),
+        env.get("NEO4J_DATABASE", "neo4j"),
+    )
+    driver = nx.connect(settings)
+    try:
+        neo4j = Neo4jStore(driver, settings.database, exact=args.exact)
+        yield Retriever(neo4j, model, neo4j.embedding_model())
+    finally:
+        driver.close()
+
+
+def _print_results(results: list[RetrievalResult], as_json: bool) -> None:
+    if as_json:
+        for r in results:
+            _out(json.dumps(r.as_dict(), ensure_ascii=False))
+        return
+    if not results:
+        _out("no results (loosen the filter, or choose other relations or forces)")
+    group = None
+    for r in results:
+        if (r.relation, r.direction, r.neighbour_force) != group and r.relation:
+            group = (r.relation, r.direction, r.neighbour_force)
+            _out(f"== {r.relation} ({r.direction}, neighbour {r.neighbour_force or 'no force'})")
+        where = "" if r.position is None else f" position {r.position:.1f}"
+        _out(f"[{r.similarity:.3f}{where}] {r.example_line('locution')}")
+
+
+def cmd_retrieve(args: argparse.Namespace) -> int:
+    query = build_query(args, args.utterance)
+    with open_retriever(args) as retriever:
+        results = retriever.retrieve(query)
+    _print_results(results, args.json)
+    return 0
+
+
+def _generation_inputs(args: argparse.Namespace, utterance: str | None) -> tuple[list[RetrievalResult], Any, Any]:
+    from argassets.platform.judgment_cache import default_cache_location, open_judgment_cache
+    from argassets.platform.registry import RegistryError, load_registry
+
+    try:
+        entry = load_registry().get(args.model)
+    except (KeyError, RegistryError) as exc:
+        raise CommandError(f"--model {args.model!r}: {exc.args[0] if exc.args else exc}") from None
+    results: list[RetrievalResult] = []
+    if not args.no_retrieval:
+        if not utterance:
+            raise CommandError("retrieval needs a text to search with (--topic), or --no-retrieval")
+        with open_retriever(args) as retriever:
+            results = retriever.retrieve(build_query(args, utterance))
+    return results, entry, open_judgment_cache(default_cache_location())
+
+
+def _range(args: argparse.Namespace) -> tuple[float | None, float | None]:
+    return parse_position_range(args.position) if args.position else (None, None)
+
+
+def _print_answer(answer: Any, as_json: bool) -> None:
+    if as_json:
+        _out(json.dumps(answer.as_dict(), ensure_ascii=False))
+        return
+    _out(answer.text)
+    cached = " (from the judgment cache)" if answer.from_cache else ""
+    _out(f"-- {answer.model} [{answer.model_key}], {len(answer.retrieved_argument_ids)} retrieved arguments{cached}")
+
+
+def cmd_debate(args: argparse.Namespace) -> int:
+    results, entry, cache = _generation_inputs(args, args.utterance)
+    low, high = _range(args)
+    with cache:
+        answer = debate(args.utterance, low, high, results, entry, cache, max_examples=args.max_examples)
+    _print_answer(answer, args.json)
+    return 0
+
+
+def cmd_persona(args: argparse.Namespace) -> int:
+    results, entry, cache = _generation_inputs(args, args.topic)
+    low, high = _range(args)
+    with cache:
+        answer = persona(low, high, results, entry, cache, max_examples=args.max_examples)
+    _print_answer(answer, args.json)
+    return 0
+
+
+def _retrieval_options(parser: argparse.ArgumentParser, method_default: str) -> None:
+    parser.add_argument("--method", choices=METHODS, default=method_default)
+    parser.add_argument("--k", type=int, default=5, help="results per method (per relation group for graph methods)")
+    parser.add_argument("--force", help="illocutionary force of the similar argument (e.g. Asserting)")
+    parser.add_argument("--relations", help=f"comma-separated, for --method chosen ({', '.join(RELATIONSHIP_TYPES)})")
+    parser.add_argument("--neighbour-forces", help="comma-separated forces of the neighbour, for --method chosen")
+    parser.add_argument("--direction", choices=["incoming", "outgoing", "both"], default="both")
+    parser.add_argument("--system", help="model or ensemble whose positions filter (e.g. E1, GPT-4o)")
+    parser.add_argument("--position", help="MIN-MAX mean position on 0-100 (e.g. 60-90)")
+    parser.add_argument("--max-std", type=float)
+    parser.add_argument("--max-prob-na", type=float)
+    parser.add_argument("--store", choices=["embedded", "neo4j"], default="embedded")
+    parser.add_argument("--exact", action="store_true", help="neo4j: scan instead of the vector index")
+    parser.add_argument("--model-dir", help="sentence-transformers folder (default: packaged all-MiniLM-L6-v2)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Errors of the retrieval library shown as one line (the CLI's exit status 2)."""
+
+    def run(args: argparse.Namespace) -> int:
+        from argassets.political.neo4j_export import Neo4jExportError
+        from argassets.political.retrieval.generation import GenerationError
+        from argassets.political.retrieval.model import EmbeddingModelError
+        from argassets.political.retrieval.neo4j_store import Neo4jRetrievalError
+
+        try:
+            return command(args)
+        except (
+            RetrievalError,
+            CommandError,
+            GenerationError,
+            Neo4jExportError,
+            Neo4jRetrievalError,
+            EmbeddingModelError,
+            LookupError,
+        ) as exc:
+            print(f"argassets: error: {exc}", file=sys.stderr)  # noqa: T201
+            return 2
+
+    return run
+
+
+def add_commands(sub: Any) -> None:
+    """Add ``retrieve``, ``debate`` and ``persona`` to the ``argassets`` subcommands."""
+    retrieve = sub.add_parser("retrieve", help="arguments of the KB near an utterance (graph-based retrieval)")
+    retrieve.add_argument("utterance")
+    _retrieval_options(retrieve, "vector")
+    retrieve.set_defaults(func=_guarded(cmd_retrieve))
+
+    deb = sub.add_parser("debate", help="a debater's answer to an utterance, from retrieved examples")
+    deb.add_argument("utterance")
+    deb.add_argument("--model", required=True, help="registry entry (vllm, openai or llama_cpp)")
+    deb.add_argument("--no-retrieval", action="store_true", help="answer without retrieved examples")
+    deb.add_argument("--max-examples", type=int, default=8, help="retrieved examples shown to the model at most")
+    _retrieval_options(deb, "typical")
+    deb.set_defaults(func=_guarded(cmd_debate))
+
+    per = sub.add_parser("persona", help="a political persona, from retrieved arguments")
+    per.add_argument("--topic", help="text to retrieve the persona's arguments with")
+    per.add_argument("--model", required=True, help="registry entry (vllm, openai or llama_cpp)")
+    per.add_argument("--no-retrieval", action="store_true", help="write the persona without retrieved arguments")
+    per.add_argument("--max-examples", type=int, default=8, help="retrieved arguments shown to the model at most")
+    _retrieval_options(per, "vector")
+    per.set_defaults(func=_guarded(cmd_persona))

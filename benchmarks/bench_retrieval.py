@@ -1,0 +1,172 @@
+"""Benchmark: retrieval over the full QT30 KB, one run, ratios against the alternatives measured here.
+
+    .venv/bin/python benchmarks/bench_retrieval.py [--queries 100] [--embeddings FILE.parquet]
+
+- embedding throughput of all-MiniLM-L6-v2 on this machine (every argument; target <= 3 min);
+- export time into Neo4j without and with the embeddings and their indexes;
+- vector top-10 latency (p50, p95) in Neo4j through the native vector index, against the release's
+  full scan (cosine over every node in Cypher) and against exact numpy search in memory
+  (targets: index p95 <= 50 ms and >= 10x faster than the full scan);
+- recall@10 of the index against exact search (target >= 0.95), raw (the index's own top 10) and
+  through the store (50 candidates rescored exactly, with the store's checks: what a user gets).
+
+Queries are KB arguments' own embeddings (drawn with seed 0). ``--embeddings`` reuses a Parquet
+file of a previous run (written on the first one beside the results) to skip the embedding step.
+Prints one JSON line and writes ``benchmarks/results/retrieval.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from argassets.platform.paths import resolve_data_dir
+from argassets.political import aif
+from argassets.political import knowledge_base as kb_graph
+from argassets.political import neo4j_export as nx
+from argassets.political.retrieval import neo4j_store
+from argassets.political.retrieval.embedded_store import cosine
+from argassets.political.retrieval.embeddings import embed_arguments
+from argassets.political.retrieval.model import load_embedding_model
+from argassets.political.retrieval.query import RetrievalQuery
+from benchmarks.neo4j_server import neo4j_server
+
+RESULTS = ROOT / "benchmarks" / "results"
+K = 10
+FULL_SCAN = (
+    "MATCH (a:Argument) WHERE a.embedding IS NOT NULL "
+    "WITH a, vector.similarity.cosine(a.embedding, $vector) AS score "
+    "RETURN a.argument_id AS argument_id ORDER BY score DESC LIMIT $k"
+)
+INDEX_QUERY = (
+    "CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score RETURN node.argument_id AS argument_id"
+)
+
+
+def _percentiles(seconds: list[float]) -> dict[str, float]:
+    ms = np.asarray(seconds) * 1000
+    return {"p50_ms": round(float(np.percentile(ms, 50)), 2), "p95_ms": round(float(np.percentile(ms, 95)), 2)}
+
+
+def _timed(run, vectors: np.ndarray) -> tuple[list[float], list[list[str]]]:
+    seconds, found = [], []
+    for vector in vectors:
+        started = time.perf_counter()
+        found.append(run(vector))
+        seconds.append(time.perf_counter() - started)
+    return seconds, found
+
+
+def kb_arguments() -> tuple[pd.DataFrame, pd.DataFrame]:
+    data = resolve_data_dir()
+    if data is None:
+        raise SystemExit("no data folder: set ARGASSETS_DATA_DIR")
+    corpus = aif.load_corpus(data / "qt30")
+    nodes, edges = kb_graph.corpus_tables(corpus)
+    graph = kb_graph.union_graph(nodes, edges)
+    arguments = kb_graph.build_arguments(nodes, edges, graph)
+    relations, _ = kb_graph.build_relations(arguments, nodes, edges, graph)
+    return arguments, relations
+
+
+def embeddings_for(arguments: pd.DataFrame, cached: Path | None) -> tuple[pd.DataFrame, dict]:
+    if cached is not None and cached.exists():
+        return pd.read_parquet(cached), {"embedding": "reused from " + str(cached)}
+    model = load_embedding_model()
+    table, run = embed_arguments(arguments, model, log=lambda line: print(line, file=sys.stderr))  # noqa: T201
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    table.to_parquet(RESULTS / "retrieval_embeddings.parquet")
+    return table, {
+        "embedded_texts": run.embedded,
+        "embedding_seconds": round(run.seconds, 1),
+        "texts_per_second": round(run.texts_per_second, 1),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--embeddings", type=Path)
+    args = parser.parse_args()
+    arguments, relations = kb_arguments()
+    table, embedding_figures = embeddings_for(arguments, args.embeddings)
+    ids = table["argument_id"].astype(str).to_numpy()
+    matrix = np.asarray(table["embedding"].tolist(), dtype=np.float32)
+    rng = np.random.default_rng(0)
+    vectors = matrix[rng.choice(len(matrix), size=min(args.queries, len(matrix)), replace=False)]
+
+    def exact(vector: np.ndarray) -> list[str]:
+        sims = cosine(matrix, vector)
+        top = np.argpartition(-sims, K)[:K]
+        return list(ids[top[np.argsort(-sims[top])]])
+
+    numpy_s, truth = _timed(exact, vectors)
+    with neo4j_server() as settings:
+        driver = nx.connect(settings)
+        database = settings.database
+        nx.clear_graph(driver, database)
+        neo4j_store.drop_retrieval_indexes(driver, database)
+        plain = nx.export_kb(driver, database, arguments, relations).seconds
+        started = time.perf_counter()
+        nx.export_kb(driver, database, arguments, relations)
+        neo4j_store.write_embeddings(driver, database, table)
+        neo4j_store.ensure_retrieval_indexes(driver, database, int(table["dimensions"].iloc[0]))
+        with_embeddings = time.perf_counter() - started
+
+        def query(cypher: str):
+            def run(vector: np.ndarray) -> list[str]:
+                records, _, _ = driver.execute_query(
+                    cypher, vector=vector.tolist(), k=K, index=neo4j_store.VECTOR_INDEX, database_=database
+                )
+                return [r["argument_id"] for r in records]
+
+            return run
+
+        store = neo4j_store.Neo4jStore(driver, database)
+
+        def through_store(vector: np.ndarray) -> list[str]:
+            return [r.argument_id for r in store.search(RetrievalQuery("q", "vector", k=K), vector)]
+
+        _timed(query(INDEX_QUERY), vectors[:10])  # warm-up: page cache and query plans
+        index_s, index_found = _timed(query(INDEX_QUERY), vectors)
+        store_s, store_found = _timed(through_store, vectors)
+        scan_s, scan_found = _timed(query(FULL_SCAN), vectors)
+        driver.close()
+    recall = float(np.mean([len(set(f) & set(t)) / K for f, t in zip(index_found, truth, strict=True)]))
+    store_recall = float(np.mean([len(set(f) & set(t)) / K for f, t in zip(store_found, truth, strict=True)]))
+    scan_recall = float(np.mean([len(set(f) & set(t)) / K for f, t in zip(scan_found, truth, strict=True)]))
+    index, scan, numpy_p = _percentiles(index_s), _percentiles(scan_s), _percentiles(numpy_s)
+    result = {
+        "arguments": len(arguments),
+        "queries": len(vectors),
+        **embedding_figures,
+        "export_seconds_without_embeddings": round(plain, 2),
+        "export_seconds_with_embeddings_and_indexes": round(with_embeddings, 2),
+        "index_top10": index,
+        "store_vector_top10": _percentiles(store_s),
+        "full_scan_top10": scan,
+        "numpy_exact_top10": numpy_p,
+        "index_speedup_vs_full_scan_p50": round(scan["p50_ms"] / index["p50_ms"], 1),
+        "index_speedup_vs_full_scan_p95": round(scan["p95_ms"] / index["p95_ms"], 1),
+        "index_vs_numpy_p50": round(index["p50_ms"] / numpy_p["p50_ms"], 2),
+        "recall_at_10_index": round(recall, 4),
+        "recall_at_10_store": round(store_recall, 4),
+        "recall_at_10_full_scan": round(scan_recall, 4),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "retrieval.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result))  # noqa: T201
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
