@@ -4,9 +4,11 @@ A file truncated at a line boundary still parses; a missing nodeset file leaves 
 that still builds. Both would silently change every result downstream. The checks here compare the
 inputs with what their releases promise, and fail naming the file, before anything is written:
 
-- **Webis-ArgQuality-20**: 1,610 texts, 13,952 expert comparisons per dimension
-  (:data:`WEBIS_RELEASE`). A corpus folder may state its own counts in a ``MANIFEST.json`` beside
-  its files (the invented sample of ``data/sample`` does); otherwise the release's apply.
+- **Webis-ArgQuality-20**: 1,610 texts, 13,952 expert comparisons per dimension, and per dimension
+  a digest of its pairs and labels in file order (:data:`WEBIS_RELEASE`), so that a file with one
+  row deleted and another duplicated, or a label changed, fails although its count is right. A
+  corpus folder may state its own counts in a ``MANIFEST.json`` beside its files (the invented
+  sample of ``data/sample`` does; it has no digest); otherwise the release's apply.
 - **Political predictions** (``political/predictions/*.tsv``, the paper's format): one row per
   ``nodeID`` 0..23,299, none missing (:data:`PUBLISHED_NODE_IDS`); the ensembles hold 23,228 rows
   of that range (:data:`PUBLISHED_ENSEMBLE_ROWS`).
@@ -23,7 +25,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
@@ -37,6 +39,8 @@ __all__ = [
     "check_file_manifest",
     "check_node_ids",
     "check_webis_counts",
+    "check_webis_pairs",
+    "comparison_digest",
     "read_file_manifest",
     "webis_counts_for",
     "write_file_manifest",
@@ -64,10 +68,43 @@ class WebisCounts:
     source: str
     texts: int
     comparisons_per_dimension: int
+    #: Per dimension, :func:`comparison_digest` of its file; empty: not checked.
+    pairs_sha256: Mapping[str, str] = field(default_factory=dict)
 
 
-#: What the public release holds (Gienapp et al. 2020; Zenodo record 3780049).
-WEBIS_RELEASE = WebisCounts("Webis-ArgQuality-20 release (Zenodo 3780049)", 1_610, 13_952)
+#: What the public release holds (Gienapp et al. 2020; Zenodo record 3780049); the digests were
+#: computed once from its raw comparison files.
+WEBIS_RELEASE = WebisCounts(
+    "Webis-ArgQuality-20 release (Zenodo 3780049)",
+    1_610,
+    13_952,
+    {
+        "logic": "4a3a76252c621de6d2fd1115d508dc147881989025fae65c1ae84144c46c8d8c",
+        "rhetoric": "3b44d0ba77dcb095e802e74ad0abf9499602bbdeb10f6062845e005dc126193f",
+        "dialectic": "b4b3cfbd84d8ca455fe5bddb014d768a98c03e6ebdc3ecb8e53161e10e94f4d9",
+    },
+)
+
+
+def comparison_digest(rows: Iterable[tuple[int, int, int, int, str]]) -> str:
+    """SHA-256 of a comparison file's rows in file order, each ``dA,aA,dB,aB,label`` and a newline
+    (discussion and argument ids of A and B as integers, the label stripped)."""
+    digest = hashlib.sha256()
+    for da, aa, db, ab, label in rows:
+        digest.update(f"{int(da)},{int(aa)},{int(db)},{int(ab)},{label}\n".encode())
+    return digest.hexdigest()
+
+
+def check_webis_pairs(expected: WebisCounts, comparison_files: Mapping[str, Path], digests: Mapping[str, str]) -> None:
+    """Fail, naming the file, when a dimension's pairs or labels are not the release's (:func:`comparison_digest`)."""
+    problems = [
+        f"{path}: its pairs and labels are not those of the {expected.source} (SHA-256 {digests.get(dimension)}, "
+        f"expected {expected.pairs_sha256[dimension]}): a row changed, deleted, added or duplicated?"
+        for dimension, path in comparison_files.items()
+        if dimension in expected.pairs_sha256 and digests.get(dimension) != expected.pairs_sha256[dimension]
+    ]
+    if problems:
+        raise ReleaseIncomplete("corpus differs from its release:\n" + "\n".join(problems))
 
 
 def webis_counts_for(corpus_folder: str | os.PathLike[str]) -> WebisCounts:
