@@ -13,7 +13,12 @@ from argassets.argument_quality.judgments import (
     orders_for,
     scope_prompts,
 )
-from argassets.platform.partition_judging import judge_partition, judging_metadata, outside_study
+from argassets.platform.partition_judging import (
+    judge_partition,
+    judging_metadata,
+    non_answer_failure,
+    outside_study,
+)
 from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions, model_partition_key
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
@@ -87,3 +92,6 @@ def aq_judgments(
         }
     )
     yield dg.Output(table, metadata=metadata)
+    failure = non_answer_failure(entry, judged)
+    if failure is not None:
+        raise failure
