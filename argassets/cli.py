@@ -12,7 +12,7 @@ Commands::
     argassets materialize random   # one model partition of every study it takes part in
     argassets backfill --from longer-wins --to random    # a range of partitions (registry order)
     argassets run-default          # study inputs, every baseline and published import, then every report
-    argassets runs mark-orphans    # runs whose process died (kill -9) are marked failed
+    argassets runs mark-orphans    # runs whose process died (kill -9) are marked failed (every command does it first)
     argassets ui                   # dagster dev on 127.0.0.1
     argassets slurm backfill --partitions a,b   # one Slurm job per partition (docs/operations.md)
     argassets retrieve "..." --system E1 --position 60-90 --method typical   # docs/retrieval.md
@@ -27,8 +27,10 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -44,13 +46,19 @@ from argassets.platform.registry import (
     load_registry,
     validate_partition_key,
 )
+from argassets.platform.run_recovery import (
+    HOST_TAG,
+    PID_TAG,
+    Stopped,
+    fail_orphaned_runs,
+    run_stoppably,
+    signals_recorded,
+)
 from argassets.platform.study import get_study, study_names
 
 DEFAULT_DAGSTER_HOME = PROJECT_ROOT / ".dagster_home"
 DEFINITIONS_MODULE = "argassets.definitions"
 LAUNCHED_BY_TAG = "argassets/launched-by"
-PID_TAG = "argassets/pid"
-HOST_TAG = "argassets/host"
 DEFAULT_HOST = "127.0.0.1"
 
 
@@ -81,11 +89,17 @@ def dagster_home() -> Path:
     return home
 
 
-def get_instance() -> Any:
+def get_instance(recover: bool = True) -> Any:
+    """The instance of ``$DAGSTER_HOME``; first, runs whose process is gone are failed and their
+    pool slots freed (``recover``), so that no killed run blocks this command."""
     import dagster as dg
 
     dagster_home()
-    return dg.DagsterInstance.get()
+    instance = dg.DagsterInstance.get()
+    if recover:
+        for line in mark_orphans(instance):
+            _print(line)
+    return instance
 
 
 def _registry() -> ModelRegistry:
@@ -175,9 +189,6 @@ class Executor:
         )
         self.repo_def = self.recon_repo.get_definition()
         self.layout = operations_layout(self.repo_def.asset_graph)
-        # Runs of an earlier `argassets` process that was killed still hold their pool slots.
-        for line in mark_orphans(instance):
-            _print(line)
 
     def run(self, keys: Sequence[Any], partition: str | None, tags: dict[str, str], label: str) -> bool:
         import socket
@@ -197,13 +208,16 @@ class Executor:
             run_tags["dagster/partition"] = partition
         names = ", ".join(key.to_user_string() for key in keys)
         _print(f"running {label}: {names}" + (f" [partition {partition}]" if partition else ""))
-        result = dg.execute_job(
-            self.recon_repo.get_reconstructable_job(job_def.name),
-            instance=self.instance,
-            tags=run_tags,
-            asset_selection=list(keys),
-            # Steps in this process, one after the other: no re-import of the code location per step.
-            run_config={"execution": {"config": {"in_process": {}}}},
+        result = run_stoppably(
+            lambda: dg.execute_job(
+                self.recon_repo.get_reconstructable_job(job_def.name),
+                instance=self.instance,
+                tags=run_tags,
+                asset_selection=list(keys),
+                # Steps in this process, one after the other: no re-import of the code location per step.
+                run_config={"execution": {"config": {"in_process": {}}}},
+            ),
+            self.instance,
         )
         status = "succeeded" if result.success else "FAILED"
         _print(f"  run {result.run_id} {status}")
@@ -374,37 +388,18 @@ def cmd_run_default(args: argparse.Namespace) -> int:
 
 
 def mark_orphans(instance: Any) -> list[str]:
-    """Mark runs started by this CLI on this host whose process is gone as failed; free their slots."""
-    import socket
-
-    import dagster as dg
-
-    host = socket.gethostname()
+    """Mark runs whose process is gone as failed and free their pool slots
+    (:func:`argassets.platform.run_recovery.fail_orphaned_runs`); one line per run."""
     lines = []
-    for record in instance.get_run_records(
-        dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING])
-    ):
-        run = record.dagster_run
-        pid = run.tags.get(PID_TAG)
-        if not pid or run.tags.get(HOST_TAG) != host:
-            continue
-        try:
-            os.kill(int(pid), 0)
-            continue  # still alive
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue
-        instance.report_run_failed(run, f"the process running it (pid {pid}) is gone (killed or crashed)")
-        if instance.event_log_storage.supports_global_concurrency_limits:
-            instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
-        lines.append(f"marked failed: run {run.run_id} ({run.job_name}); its process (pid {pid}) is gone")
+    for run, reason in fail_orphaned_runs(instance):
+        gone = reason.removeprefix("the process running it ").removesuffix(" (killed or crashed)")
+        lines.append(f"marked failed: run {run.run_id} ({run.job_name}); its process {gone}")
     return lines
 
 
 def cmd_runs_mark_orphans(args: argparse.Namespace) -> int:
     """Mark runs started from a terminal whose process no longer exists as failed."""
-    lines = mark_orphans(get_instance())
+    lines = mark_orphans(get_instance(recover=False))
     for line in lines:
         _print(line)
     _print(f"{len(lines)} orphaned run(s) marked failed")
@@ -424,7 +419,19 @@ def cmd_ui(args: argparse.Namespace) -> int:
         str(PROJECT_ROOT / "workspace.yaml"),
     ]
     _print("$ " + " ".join(command))
-    return subprocess.call(command, cwd=PROJECT_ROOT)
+    with signals_recorded() as received:
+        server = subprocess.Popen(command, cwd=PROJECT_ROOT)
+        while server.poll() is None and not received:
+            time.sleep(0.2)
+        if received:
+            # dagster dev stops its webserver, daemon and code servers on SIGTERM.
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(timeout=12)
+            except subprocess.TimeoutExpired:
+                server.kill()
+            return 128 + received[0]
+    return server.returncode
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -493,6 +500,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"argassets: error: {exc}", file=sys.stderr)  # noqa: T201
         return 2
+    except Stopped as stop:
+        # Its runs are marked failed; the worker thread may still be inside a step, so leave now.
+        print(f"argassets: {stop}; its runs are marked failed", file=sys.stderr, flush=True)  # noqa: T201
+        sys.stdout.flush()
+        os._exit(128 + stop.signum)
 
 
 if __name__ == "__main__":

@@ -4,8 +4,13 @@ import dagster as dg
 
 from argassets.catalog import ASSET_MODULES, CHECK_MODULES
 from argassets.platform.automation import with_automation
+from argassets.platform.run_recovery import recover_at_load
 from resources.build import build_resources
 from sensors import JOBS, SCHEDULES, SENSORS
+
+# Any process loading the code location (dagster asset materialize, dagster dev, a run worker) first
+# fails runs SIGKILLed earlier on this machine and frees their pool slots.
+recover_at_load()
 
 defs = dg.Definitions(
     # Declarative automation of everything downstream of the judged partitions (argassets/platform/automation.py).

@@ -6,6 +6,8 @@
   automation conditions (:mod:`argassets.platform.automation`) that refresh aggregates and reports once
   model partitions land.
 - ``nightly_refresh_schedule`` (:mod:`sensors.schedules`): each night, materialise what is stale.
+- ``orphaned_runs_sensor`` (:mod:`sensors.orphaned_runs`): runs whose process is gone are failed
+  and their pool slots freed, every 30 s.
 - Per-study partitioned jobs (:mod:`sensors.jobs`): ``aq_judgments_job``,
   ``political_predictions_job``, for UI and CLI backfills with per-partition GPU tags.
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import dagster as dg
 
 from sensors.jobs import build_study_jobs
+from sensors.orphaned_runs import orphaned_runs_sensor
 from sensors.registry_sensor import model_registry_sensor
 from sensors.schedules import nightly_refresh_schedule
 from sensors.settings import sensor_status
@@ -32,6 +35,6 @@ AUTOMATION_SENSOR = dg.AutomationConditionSensorDefinition(
     description="Refreshes aggregates per model partition and reports once all requested partitions landed.",
 )
 
-SENSORS: list = [model_registry_sensor, AUTOMATION_SENSOR]
+SENSORS: list = [model_registry_sensor, AUTOMATION_SENSOR, orphaned_runs_sensor]
 SCHEDULES: list = [nightly_refresh_schedule]
 JOBS: list = build_study_jobs()

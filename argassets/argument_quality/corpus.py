@@ -26,7 +26,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from argassets.argument_quality.release_facts import WebisCounts, check_webis_counts, webis_counts_for
+from argassets.argument_quality.release_facts import (
+    WebisCounts,
+    check_webis_counts,
+    check_webis_pairs,
+    comparison_digest,
+    webis_counts_for,
+)
 from argassets.platform.release_manifest import ReleaseIncomplete
 
 #: Folder of the corpus inside a published-data folder.
@@ -202,6 +208,24 @@ def _bool_column(frame: pd.DataFrame, column: str, path: Path) -> np.ndarray:
     return lowered.isin(_TRUE).to_numpy()
 
 
+def text_length(text: str) -> int:
+    """The release's ``Text Length`` of a text: its words, separated by single spaces (all 1,610 texts)."""
+    return len(text.split(" "))
+
+
+def _check_text_lengths(table: pd.DataFrame, path: Path) -> None:
+    """Every text has the length its row records, so a replaced or cut text cannot pass."""
+    counted = table["text"].map(text_length).to_numpy()
+    wrong = counted != table["text_length"].to_numpy()
+    if wrong.any():
+        index = int(np.flatnonzero(wrong)[0])
+        raise CorpusError(
+            f"{_row(path, index)}: column 'Text Length' is {int(table['text_length'].iat[index]):,} but the "
+            f"text ('Premise', {len(table['text'].iat[index]):,} characters) has {int(counted[index]):,} words "
+            f"({int(wrong.sum())} row(s) differ)"
+        )
+
+
 def load_arguments(path: str | os.PathLike[str]) -> pd.DataFrame:
     """The processed argument table as the tidy ``webis_arguments`` table.
 
@@ -221,8 +245,9 @@ def load_arguments(path: str | os.PathLike[str]) -> pd.DataFrame:
     Raises
     ------
     CorpusError
-        Missing file or column, a malformed value, an empty text, or a duplicate
-        (topic, discussion, argument) key; the message names the file and row.
+        Missing file or column, a malformed value, an empty text, a text whose word count is not
+        its ``Text Length``, or a duplicate (topic, discussion, argument) key; the message names
+        the file and row.
     """
     path = Path(path)
     raw = _read_csv(path, _ARGUMENT_COLUMNS)
@@ -243,6 +268,7 @@ def load_arguments(path: str | os.PathLike[str]) -> pd.DataFrame:
     if empty.any():
         index = int(np.flatnonzero(empty.to_numpy())[0])
         raise CorpusError(f"{_row(path, index)}: column 'Premise' is empty")
+    _check_text_lengths(table, path)
     key = ["topic_id", "discussion_id", "argument_id"]
     duplicated = table.duplicated(key, keep=False).to_numpy()
     if duplicated.any():
@@ -258,6 +284,19 @@ def load_arguments(path: str | os.PathLike[str]) -> pd.DataFrame:
             f"{first.discussion_id}, Argument ID {first.argument_id}), first seen in row {same[0]}"
         )
     return table.sort_values(key, kind="stable").reset_index(drop=True)
+
+
+def _check_no_duplicate_pairs(path: Path, da: np.ndarray, aa: np.ndarray, db: np.ndarray, ab: np.ndarray) -> None:
+    """Each pair of arguments is compared once per dimension in the release, in either order."""
+    first_row: dict[frozenset[tuple[int, int]], int] = {}
+    for index in range(len(da)):
+        pair = frozenset({(int(da[index]), int(aa[index])), (int(db[index]), int(ab[index]))})
+        if pair in first_row:
+            raise CorpusError(
+                f"{_row(path, index)}: duplicate pair (Discussion ID {da[index]}, Argument ID {aa[index]}) vs "
+                f"(Discussion ID {db[index]}, Argument ID {ab[index]}), first compared in row {first_row[pair]}"
+            )
+        first_row[pair] = index
 
 
 def load_comparisons(path: str | os.PathLike[str], dimension: str, arguments: pd.DataFrame) -> pd.DataFrame:
@@ -284,7 +323,8 @@ def load_comparisons(path: str | os.PathLike[str], dimension: str, arguments: pd
     Raises
     ------
     CorpusError
-        Missing file or column, a label outside {A, B, Tie}, an argument not in the argument table,
+        Missing file or column, a label outside {A, B, Tie}, a pair compared twice, an argument not
+        in the argument table,
         two arguments without a common topic (a comparison across topics) or with more than one;
         the message names the file and row.
     """
@@ -304,6 +344,7 @@ def load_comparisons(path: str | os.PathLike[str], dimension: str, arguments: pd
             f"{_row(path, index)}: column 'Comparison' must be A, B or Tie, got {raw['Comparison'].iat[index]!r}"
         )
 
+    _check_no_duplicate_pairs(path, da, aa, db, ab)
     topics: dict[tuple[int, int], set[int]] = {}
     for t, d, a in zip(
         arguments["topic_id"].to_numpy(),
@@ -350,13 +391,19 @@ def load_comparisons(path: str | os.PathLike[str], dimension: str, arguments: pd
     )
 
 
+def _pairs_digest(comparisons: pd.DataFrame) -> str:
+    columns = ["discussion_id_a", "argument_id_a", "discussion_id_b", "argument_id_b", "label"]
+    return comparison_digest(comparisons[columns].itertuples(index=False, name=None))
+
+
 def load_corpus(files: WebisFiles, expected: WebisCounts | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Both tables, validated together: ``(webis_arguments, webis_expert_comparisons)``.
 
     The row counts must be what the corpus promises (``expected``, default
     :func:`~argassets.argument_quality.release_facts.webis_counts_for` the corpus folder: the release's
     1,610 texts and 13,952 comparisons per dimension unless the folder states its own), so that a
-    file truncated at a line boundary fails, naming the file, instead of shrinking the study.
+    file truncated at a line boundary fails, naming the file, instead of shrinking the study; and
+    each dimension's pairs and labels must be the release's (its digest), where it gives one.
     """
     try:
         if expected is None:
@@ -374,6 +421,11 @@ def load_corpus(files: WebisFiles, expected: WebisCounts | None = None) -> tuple
             None,
             {d: files.comparisons[d] for d in DIMENSIONS},
             {d: len(frame) for d, frame in zip(DIMENSIONS, per_dimension, strict=True)},
+        )
+        check_webis_pairs(
+            expected,
+            {d: files.comparisons[d] for d in DIMENSIONS},
+            {d: _pairs_digest(frame) for d, frame in zip(DIMENSIONS, per_dimension, strict=True)},
         )
     except ReleaseIncomplete as exc:
         raise CorpusError(str(exc)) from None

@@ -32,7 +32,6 @@ location; :class:`JudgmentCache` is the SQLite one at a path. Nothing here impor
 from __future__ import annotations
 
 import os
-import re
 import socket
 import sqlite3
 import threading
@@ -45,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from argassets.platform.judging import Completion, is_non_answer, utc_now
+from argassets.platform.secrets import redact
 
 __all__ = [
     "CACHE_ENV_VAR",
@@ -128,7 +128,7 @@ def is_postgres_url(location: str | os.PathLike[str] | None) -> bool:
 
 def redact_location(location: str) -> str:
     """A location fit for logs and metadata: a URL's password replaced by ``***``."""
-    return re.sub(r"^(postgres(?:ql)?://[^:/@]+:)[^@]*@", r"\1***@", location)
+    return redact(location)
 
 
 @dataclass

@@ -55,6 +55,11 @@ class PartitionJudgments:
         return sum(not c.from_cache and c.attempts > 1 for c in self.completions)
 
     @property
+    def non_answers_this_run(self) -> int:
+        """Rows whose request was sent by this call and came back without an answer (an outage's mark)."""
+        return sum(not c.from_cache and not c.answered for c in self.completions)
+
+    @property
     def given_up(self) -> int:
         """Rows holding a non-answer that used up its attempts: it is not asked again."""
         return sum(not c.answered and c.attempts >= self.max_attempts for c in self.completions)
@@ -147,6 +152,7 @@ def judging_metadata(
         "completions_from_cache": len(judged.completions) - judged.sent,
         "non_answers": judged.non_answers,
         "asked_again": judged.asked_again,
+        "non_answers_this_run": judged.non_answers_this_run,
         "given_up": judged.given_up,
         "invalid": invalid,
         "invalid_share": float(invalid / len(table)) if len(table) else 0.0,
@@ -155,7 +161,35 @@ def judging_metadata(
         "model_identity": dg.MetadataValue.json({**judged.identity, "cache_key": judged.cache_model}),
         **judged.http,
     }
+    if judged.given_up:
+        metadata["given_up_warning"] = (
+            f"{judged.given_up} rows hold a non-answer after {judged.max_attempts} attempts and are never "
+            "asked again; they stay invalid"
+        )
     if invalid:
         examples = table.loc[~table["is_valid"], "raw_output"].head(5).astype(str).tolist()
         metadata["invalid_examples"] = dg.MetadataValue.json(json.loads(json.dumps(examples)))
     return metadata
+
+
+def non_answer_failure(entry: ModelEntry, judged: PartitionJudgments) -> dg.Failure | None:
+    """The failure of a run whose requests came back without an answer, or ``None``.
+
+    The one policy of both studies: the partition's table is written first (answers are kept and
+    the non-answers are asked again next time), then the run fails, so an endpoint outage that
+    returns HTTP 200 with nothing usable never passes as a finished model. Once a non-answer is
+    given up it is no longer sent, and later runs succeed with ``given_up`` in their metadata.
+    """
+    fresh = judged.non_answers_this_run
+    if not fresh:
+        return None
+    sent = judged.sent
+    return dg.Failure(
+        description=(
+            f"{entry.name}: {fresh} of the {sent} completions sent in this run came back without an answer "
+            f"(empty or unreadable responses: is the endpoint failing?). The partition's table was written "
+            f"with them invalid; materialise it again to ask them again (up to {judged.max_attempts} "
+            f"attempts each; {judged.given_up} given up so far)"
+        ),
+        metadata={"non_answers_this_run": fresh, "completions_sent": sent, "given_up": judged.given_up},
+    )

@@ -38,6 +38,8 @@ import pandas as pd
 from neo4j import Driver, GraphDatabase
 from neo4j.exceptions import AuthError, ConfigurationError, Neo4jError, ServiceUnavailable
 
+from argassets.platform.secrets import redact
+
 ARGUMENT_LABEL = "Argument"
 ARGUMENT_KEY = "argument_id"
 RELATIONSHIP_TYPES = ("SUPPORTS", "ATTACKS", "IS_A_REPHRASE_OF", "TRANSITIONS_TO")
@@ -74,7 +76,7 @@ class Neo4jSettings:
 
     def describe(self) -> dict[str, str]:
         """The settings that are safe to show (no password)."""
-        return {"uri": self.uri, "user": self.user, "database": self.database}
+        return {"uri": redact(self.uri), "user": self.user, "database": self.database}
 
 
 def connect(settings: Neo4jSettings, timeout_s: float = 10.0) -> Driver:
@@ -86,7 +88,7 @@ def connect(settings: Neo4jSettings, timeout_s: float = 10.0) -> Driver:
         With a message that names the URI, user and database (never the password) and says which
         of: unreachable server, rejected credentials, malformed settings.
     """
-    where = f"{settings.uri} (user {settings.user!r}, database {settings.database!r})"
+    where = f"{redact(settings.uri)} (user {settings.user!r}, database {settings.database!r})"
     try:
         driver = GraphDatabase.driver(
             settings.uri,
@@ -96,19 +98,19 @@ def connect(settings: Neo4jSettings, timeout_s: float = 10.0) -> Driver:
             max_transaction_retry_time=timeout_s,
         )
     except (ConfigurationError, ValueError) as exc:
-        raise Neo4jExportError(f"invalid Neo4j settings for {where}: {exc}; check NEO4J_URI") from None
+        raise Neo4jExportError(f"invalid Neo4j settings for {where}: {redact(str(exc))}; check NEO4J_URI") from None
     try:
         driver.verify_connectivity()
         driver.execute_query("RETURN 1", database_=settings.database)
     except AuthError:
         driver.close()
         raise Neo4jExportError(
-            f"Neo4j at {settings.uri} rejected the credentials of user {settings.user!r}; check NEO4J_USER and NEO4J_PASSWORD"
+            f"Neo4j at {redact(settings.uri)} rejected the credentials of user {settings.user!r}; check NEO4J_USER and NEO4J_PASSWORD"
         ) from None
     except ServiceUnavailable as exc:
         driver.close()
         raise Neo4jExportError(
-            f"cannot reach Neo4j at {where}: {exc}; is the server running? check NEO4J_URI"
+            f"cannot reach Neo4j at {where}: {redact(str(exc))}; is the server running? check NEO4J_URI"
         ) from None
     except Neo4jError as exc:
         driver.close()
@@ -117,7 +119,7 @@ def connect(settings: Neo4jSettings, timeout_s: float = 10.0) -> Driver:
         ) from None
     except OSError as exc:
         driver.close()
-        raise Neo4jExportError(f"cannot reach Neo4j at {where}: {exc}") from None
+        raise Neo4jExportError(f"cannot reach Neo4j at {where}: {redact(str(exc))}") from None
     return driver
 
 

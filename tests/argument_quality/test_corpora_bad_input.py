@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import shutil
 from pathlib import Path
 
@@ -130,3 +131,49 @@ def test_bad_input_writes_nothing(corpus_copy: Path, tmp_path: Path):
     with duckdb.connect(str(database), read_only=True) as con:
         assert con.execute("select count(*) from webis_arguments where text like 'CHANGED%'").fetchone() == (0,)
         assert con.execute("select count(*) from webis_expert_comparisons").fetchone() == (105,)
+
+
+# --- well-formed but wrong (issue 21, part 6) --------------------------------------------------
+
+
+def test_a_row_deleted_and_another_duplicated_keeps_the_count_and_is_refused(corpus_copy: Path):
+    path = corpus_copy / LOGIC
+    lines = path.read_text().splitlines(keepends=True)
+    del lines[5]  # data row 4 gone
+    lines.append(lines[2])  # data row 1 again, at the end: the count is unchanged
+    path.write_text("".join(lines))
+    with pytest.raises(
+        CorpusError, match=r"raw-logical\.csv: row 34 \(line 36\): duplicate pair .* first compared in row 1"
+    ):
+        _load(corpus_copy)
+
+
+def test_a_text_that_is_not_its_recorded_length_is_refused(corpus_copy: Path):
+    # data row 2 (line 4): its text replaced by a long one, its Text Length left as it was
+    path = corpus_copy / ARGS
+    with path.open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    rows[3][rows[0].index("Premise")] = "word " * 20_000 + "end"
+    with path.open("w", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    with pytest.raises(
+        CorpusError,
+        match=r"arguments\.csv: row 2 \(line 4\): column 'Text Length' is \d+ but the text \('Premise', 100,003 "
+        r"characters\) has 20,001 words",
+    ):
+        _load(corpus_copy)
+
+
+def test_the_release_pairs_are_checked_against_their_digest(shared_data_dir: Path, tmp_path: Path):
+    release = tmp_path / "webis-argquality20"
+    shutil.copytree(shared_data_dir / "webis-argquality20", release)
+    arguments, comparisons = load_corpus(locate_corpus(release))  # the release itself passes
+    assert len(arguments) == 1_610 and len(comparisons) == 3 * 13_952
+    # One label changed: well-formed, the same count, no duplicate, but not the release.
+    path = release / "raw" / "webis-argquality20-raw-rhetorical.csv"
+    lines = path.read_text().splitlines(keepends=True)
+    label = lines[10].rstrip("\n").rsplit(",", 1)[1]
+    lines[10] = lines[10].rstrip("\n").rsplit(",", 1)[0] + ("," + ("B" if label == "A" else "A")) + "\n"
+    path.write_text("".join(lines))
+    with pytest.raises(CorpusError, match=r"raw-rhetorical\.csv: its pairs and labels are not those of the Webis"):
+        load_corpus(locate_corpus(release))

@@ -354,7 +354,9 @@ class ScriptedJudgeResource(JudgeResource):
         return ScriptedJudge(SCRIPT, SENT, ASKED)
 
 
-def _materialize(tmp_path: Path, database: Path, cache: str) -> dict:
+def _materialize(tmp_path: Path, database: Path, cache: str, succeeds: bool = True) -> dict:
+    """The partition's metadata; the run fails (after writing the table) when requests came back
+    without an answer, and only then (issue 21, part 6)."""
     (tmp_path / "models.toml").write_text(REGISTRY, encoding="utf-8")
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("judge_models", ["m"])
@@ -371,7 +373,12 @@ def _materialize(tmp_path: Path, database: Path, cache: str) -> dict:
             },
             instance=instance,
             partition_key="m",
+            raise_on_error=False,
         )
+        assert result.success == succeeds
+        if not succeeds:
+            [failure] = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE]
+            assert "came back without an answer" in failure.step_failure_data.error.message
     return {k: v.value for k, v in result.asset_materializations_for_node("aq_judgments")[0].metadata.items()}
 
 
@@ -414,25 +421,27 @@ def test_partition_counts_non_answers_asks_them_again_and_gives_up(
     SENT.clear()
     ASKED.clear()
 
-    first = _materialize(tmp_path, database, cache_location)
-    assert _counts(first) == (ROWS, 12, 0, 0, 12)
+    first = _materialize(tmp_path, database, cache_location, succeeds=False)
+    assert _counts(first) == (ROWS, 12, 0, 0, 12) and first["non_answers_this_run"] == 12
     table = _table(database)
     assert int((~table["is_valid"]).sum()) == 12 and table["label"].isna().sum() == 12
     flagged = table[table["comparison_id"] == keys[3].split(":")[0]]
     assert flagged["raw_output"].tolist() == ["A"] * 3 and not flagged["is_valid"].any()
     # Next materialisation: only the 12 non-answers are sent again; three prompts answer now.
     SENT.clear()
-    second = _materialize(tmp_path, database, cache_location)
+    second = _materialize(tmp_path, database, cache_location, succeeds=False)
     assert sorted({key for key, _ in SENT}) == sorted(keys) and len(SENT) == 12
     assert _counts(second) == (12, 3, 12, 0, 3)
     assert int(_table(database)["is_valid"].sum()) == ROWS - 3
     # The prompt that never answers is asked until MAX_ATTEMPTS, then given up and never sent again.
     SENT.clear()
-    third = _materialize(tmp_path, database, cache_location)
+    third = _materialize(tmp_path, database, cache_location, succeeds=False)
     assert SENT == [(keys[0], run) for run in range(3)] and _counts(third) == (3, 3, 3, 3, 3)
+    # Nothing sent, nothing new missing: the run succeeds, the partition marked with what was given up.
     SENT.clear()
     fourth = _materialize(tmp_path, database, cache_location)
-    assert SENT == [] and _counts(fourth) == (0, 3, 0, 3, 3)
+    assert SENT == [] and _counts(fourth) == (0, 3, 0, 3, 3) and fourth["non_answers_this_run"] == 0
+    assert fourth["given_up_warning"].startswith("3 rows hold a non-answer after 3 attempts")
     assert fourth["completions_from_cache"] == ROWS and int(_table(database)["is_valid"].sum()) == ROWS - 3
 
 

@@ -10,6 +10,7 @@ from argassets.argument_quality.bradley_terry import DEFAULT_SETTINGS, BTSetting
 from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, expert_bt_scores, expert_fit_summary, llm_bt_scores
 from argassets.argument_quality.report_checks import disconnected_topics
 from argassets.argument_quality.voting import majority_votes
+from argassets.platform.partition_coverage import check_partition_coverage
 from argassets.platform.presentation import markdown_table
 
 #: Columns of ``aq_judgments`` the aggregation reads (``order`` is an SQL keyword, hence quoted).
@@ -74,6 +75,7 @@ def _model_flags(judgments: pd.DataFrame) -> pd.DataFrame:
 def aq_majority_votes(context: dg.AssetExecutionContext, aq_judgments: pd.DataFrame) -> dg.Output[pd.DataFrame]:
     """Per model, strategy, dimension and comparison: the labels of the 3 runs and their majority."""
     judgments = judgments_frame(aq_judgments)
+    coverage = check_partition_coverage(context, "aq_judgments", judgments)
     flags = _model_flags(judgments)
     majority = majority_votes(judgments)
     if majority.empty:
@@ -99,6 +101,7 @@ def aq_majority_votes(context: dg.AssetExecutionContext, aq_judgments: pd.DataFr
             "no_verdict": int(majority["majority_label"].isna().sum()),
             "swapped_order_judgments_ignored": swapped,
             "majority_labels": dg.MetadataValue.md(markdown_table(summary)),
+            **coverage,
         },
     )
 

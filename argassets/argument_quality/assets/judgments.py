@@ -14,7 +14,12 @@ from argassets.argument_quality.judgments import (
     scope_prompts,
 )
 from argassets.argument_quality.scope import STUDY_NAME, ArgumentQualityScope
-from argassets.platform.partition_judging import judge_partition, judging_metadata, outside_study
+from argassets.platform.partition_judging import (
+    judge_partition,
+    judging_metadata,
+    non_answer_failure,
+    outside_study,
+)
 from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions, model_partition_key
 from argassets.platform.presentation import markdown_table
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
@@ -83,3 +88,6 @@ def aq_judgments(
         }
     )
     yield dg.Output(table, metadata=metadata)
+    failure = non_answer_failure(entry, judged)
+    if failure is not None:
+        raise failure

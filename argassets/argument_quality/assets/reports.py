@@ -28,6 +28,7 @@ from argassets.argument_quality.published import (
     reproduction_markdown,
     with_published,
 )
+from argassets.platform.partition_coverage import check_partition_coverage
 from argassets.platform.paths import resolve_duckdb_path
 from argassets.platform.presentation import markdown_table, png_markdown
 from argassets.platform.resources.data import PublishedDataResource
@@ -293,6 +294,7 @@ def aq_position_bias(
 ) -> dg.Output[pd.DataFrame]:
     """Order consistency and first-position preference of models also judged with A and B swapped."""
     judgments = judgments_frame(aq_judgments)
+    coverage = check_partition_coverage(context, "aq_judgments", judgments)
     recorded = judgments[["judge_model", "is_baseline", "scope"]].drop_duplicates()
     info = model_info(recorded, registry.load())
     report = position_bias_report(judgments, info)
@@ -310,5 +312,6 @@ def aq_position_bias(
             "models": dg.MetadataValue.json(judged),
             "position_bias_requested_without_data": dg.MetadataValue.json(missing),
             "report": dg.MetadataValue.md(_report_markdown(report)),
+            **coverage,
         },
     )

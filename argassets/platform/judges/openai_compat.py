@@ -20,6 +20,7 @@ from typing import Any, Literal
 import httpx
 
 from argassets.platform.judging import ChatRequest, Completion, PartialBatchError, SamplingParams, utc_now
+from argassets.platform.secrets import redact, split_credentials
 
 __all__ = ["OpenAIJudge", "StructuredOutput", "choice_grammar", "label_schema"]
 
@@ -103,7 +104,9 @@ class OpenAIJudge:
                 f"unknown structured_output {structured_output!r}; expected one of {STRUCTURED_OUTPUT_MODES}"
             )
         self.model_id = model_id
-        self.base_url = base_url.rstrip("/")
+        # Credentials in the URL go as basic auth, so no URL this judge logs or raises holds them.
+        clean_url, credentials = split_credentials(base_url)
+        self.base_url = clean_url.rstrip("/")
         self.url = f"{self.base_url}/chat/completions"
         self.max_concurrency = max(1, int(max_concurrency))
         self.structured_output = structured_output
@@ -117,6 +120,7 @@ class OpenAIJudge:
             headers["Authorization"] = f"Bearer {self._api_key}"
         self._client = httpx.Client(
             headers=headers,
+            auth=httpx.BasicAuth(*credentials) if credentials else None,
             timeout=httpx.Timeout(timeout_s),
             transport=transport,
             limits=httpx.Limits(max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency),
@@ -134,7 +138,7 @@ class OpenAIJudge:
         self._client.close()
 
     def _scrub(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if self._api_key else text
+        return redact(text.replace(self._api_key, "***") if self._api_key else text)
 
     def request_body(self, request: ChatRequest, sampling: SamplingParams, run: int) -> dict[str, Any]:
         """The JSON body sent for one request and run."""

@@ -3,12 +3,17 @@ many run pods write at once (``$ARGASSETS_TABLES``)."""
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 import pandas as pd
+from dagster._core.storage.db_io_manager import DbIOManager, TableSlice
+from dagster_duckdb.io_manager import DuckDbClient
 from dagster_duckdb_pandas import DuckDBPandasIOManager
 
 from argassets.platform.paths import DEFAULT_DUCKDB_PATH, DUCKDB_ENV_VAR, resolve_duckdb_path
@@ -18,15 +23,80 @@ __all__ = [
     "ArgassetsDuckDBIOManager",
     "ParquetTableIOManager",
     "TableStorageIOManager",
+    "TransactionalDuckDbClient",
     "duckdb_io_manager",
     "parquet_io_manager",
     "read_stored_table",
     "table_io_manager",
+    "wal_of",
 ]
+
+_log = logging.getLogger(__name__)
+
+
+def wal_of(database: str | os.PathLike[str]) -> Path:
+    """The write-ahead log DuckDB keeps beside ``database`` until its next checkpoint."""
+    return Path(f"{database}.wal")
+
+
+def _warn(context: Any, message: str) -> None:
+    """A warning in the step's log, or in this module's log for contexts built outside a run."""
+    try:
+        context.log.warning(message)
+    except dg.DagsterInvariantViolationError:
+        _log.warning(message)
+
+
+class TransactionalDuckDbClient(DuckDbClient):
+    """dagster-duckdb's client, writing each output in one transaction.
+
+    dagster-duckdb deletes a partition's rows and inserts the new ones as two autocommitted
+    statements: a writer killed between them leaves the partition empty while Dagster lists it as
+    materialised. Here the delete, the create and the insert commit together or not at all, so a
+    kill at any instant leaves the old rows or the new ones. A WAL left by a killed writer holds
+    committed transactions only; DuckDB replays it at the next open, which is logged and then
+    folded into the file (``CHECKPOINT``).
+    """
+
+    @staticmethod
+    def delete_table_slice(context: Any, table_slice: TableSlice, connection: Any) -> None:
+        # A failed statement aborts the transaction, so test for the table instead of catching.
+        found = connection.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+            [table_slice.schema, table_slice.table],
+        ).fetchone()
+        if found and found[0]:
+            DuckDbClient.delete_table_slice(context, table_slice, connection)
+
+    @staticmethod
+    @contextmanager
+    def connect(context: Any, table_slice: TableSlice) -> Iterator[Any]:
+        database = context.resource_config["database"]
+        left_behind = wal_of(database).exists()
+        with DuckDbClient.connect(context, table_slice) as connection:
+            if left_behind:
+                connection.execute("CHECKPOINT")
+                _warn(
+                    context,
+                    f"{database}: a write-ahead log left by an interrupted writer was replayed "
+                    "(committed transactions only) and checkpointed",
+                )
+            writing = isinstance(context, dg.OutputContext)
+            if writing:
+                connection.execute("BEGIN TRANSACTION")
+            try:
+                yield connection
+            except BaseException:
+                if writing:
+                    connection.execute("ROLLBACK")
+                raise
+            if writing:
+                connection.execute("COMMIT")
 
 
 class ArgassetsDuckDBIOManager(DuckDBPandasIOManager):
-    """The dagster-duckdb pandas IO manager, creating the database's folder before a run writes.
+    """The dagster-duckdb pandas IO manager, each output written in one transaction
+    (:class:`TransactionalDuckDbClient`), creating the database's folder before a run writes.
 
     Its partition filters are SQL text with each key quoted and escaped by dagster (1.13); a key
     holding a quote reads and writes correctly (tests/test_table_storage.py checks it).
@@ -34,7 +104,14 @@ class ArgassetsDuckDBIOManager(DuckDBPandasIOManager):
 
     def create_io_manager(self, context):  # noqa: ANN001, ANN201 (dagster's signature)
         Path(self.database).parent.mkdir(parents=True, exist_ok=True)
-        return super().create_io_manager(context)
+        return DbIOManager(
+            db_client=TransactionalDuckDbClient(),
+            database=self.database,
+            schema=self.schema_,
+            type_handlers=self.type_handlers(),
+            default_load_type=self.default_load_type(),
+            io_manager_name="DuckDBIOManager",
+        )
 
 
 def duckdb_io_manager(database: str | None = None) -> DuckDBPandasIOManager:

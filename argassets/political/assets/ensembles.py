@@ -6,6 +6,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
+from argassets.platform.partition_coverage import check_partition_coverage
 from argassets.platform.presentation import markdown_table
 from argassets.platform.registry import ModelRegistry
 from argassets.platform.resources.data import PublishedDataResource
@@ -23,8 +24,11 @@ from argassets.political.published import published_file_counts, read_published_
     # only the columns the statistics read: a third of the memory and a fifth of the time of every column
     ins={"political_predictions": dg.AssetIn(metadata={"columns": PREDICTION_STATS_COLUMNS})},
 )
-def political_model_stats(political_predictions: pd.DataFrame) -> dg.Output[pd.DataFrame]:
+def political_model_stats(
+    context: dg.AssetExecutionContext, political_predictions: pd.DataFrame
+) -> dg.Output[pd.DataFrame]:
     """Per argument and model: valid scores, mean, variance, std, NA count and probability of NA."""
+    coverage = check_partition_coverage(context, "political_predictions", political_predictions)
     stats = model_stats(political_predictions)
     per_model = (
         stats.groupby("system")
@@ -41,7 +45,11 @@ def political_model_stats(political_predictions: pd.DataFrame) -> dg.Output[pd.D
     )
     return dg.Output(
         _storable(stats),
-        metadata={"dagster/row_count": len(stats), "models": dg.MetadataValue.md(markdown_table(per_model))},
+        metadata={
+            "dagster/row_count": len(stats),
+            "models": dg.MetadataValue.md(markdown_table(per_model)),
+            **coverage,
+        },
     )
 
 

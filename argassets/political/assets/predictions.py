@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import dagster as dg
 import pandas as pd
 
-from argassets.platform.partition_judging import judge_partition, judging_metadata, outside_study
+from argassets.platform.partition_judging import judge_partition, judging_metadata, non_answer_failure, outside_study
 from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions, model_partition_key
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
@@ -103,3 +103,6 @@ def political_predictions(
         }
     )
     yield dg.Output(table, metadata=metadata)
+    failure = non_answer_failure(entry, judged)
+    if failure is not None:
+        raise failure
