@@ -18,12 +18,16 @@ import pandas as pd
 import pytest
 
 from argassets import catalog
-from argassets.platform.automation import study_roots
+from argassets.platform.automation import study_roots, with_automation
 from argassets.platform.registry import load_registry, parse_registry
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.platform.study import StudyDefinition, register_study, study_names, unregister_study
+from resources.build import build_resources
+from sensors.jobs import build_study_jobs
+from sensors.layout import code_location_layout
+from sensors.run_tags import MODEL_TAG, STUDY_TAG
 from tests.platform.third_study import assets, checks
 from tests.platform.third_study.corpus import EXPERTS_PREFER_LONGER, TOPICS, synthetic_pairs, synthetic_texts
 from tests.platform.third_study.science import N_RUNS, PersuasionScope, disconnected_topics
@@ -126,6 +130,42 @@ def test_the_study_is_one_of_the_studies_once_registered(persuasion: StudyDefini
     registry = parse_registry(tomllib.loads(REGISTRY))
     assert PersuasionScope.of(registry.get("random")).topics == [1, 2]
     assert registry.get("longer").scope_text("persuasion") == "full"
+
+
+def test_the_code_location_assembled_after_registering_runs_the_study_job(
+    persuasion: StudyDefinition, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """definitions.py's assembly, done again with the study registered: its job judges a partition."""
+    registry = tmp_path / "models.toml"
+    registry.write_text(REGISTRY)
+    monkeypatch.setenv("ARGASSETS_MODELS", str(registry))
+    code_location_layout.cache_clear()  # the layout read the studies of the first call
+    try:
+        assert code_location_layout().study_selection("persuasion") == [dg.AssetKey("persuasion_judgments")]
+        defs = dg.Definitions(
+            assets=with_automation(dg.load_assets_from_modules(catalog.asset_modules())),
+            asset_checks=dg.load_asset_checks_from_modules(catalog.check_modules() + catalog.asset_modules()),
+            resources={
+                **build_resources(),
+                "judgment_cache": JudgmentCacheResource(path=str(tmp_path / "cache.sqlite")),
+                "io_manager": duckdb_io_manager(str(tmp_path / "tables.duckdb")),
+            },
+            jobs=build_study_jobs(),
+        )
+        job = defs.resolve_job_def("persuasion_judgments_job")
+        with dg.instance_for_test() as instance:
+            instance.add_dynamic_partitions("judge_models", ["longer"])
+            corpus = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+                asset_selection=[dg.AssetKey(name) for name in CORPUS], instance=instance
+            )
+            assert corpus.success
+            result = job.execute_in_process(partition_key="longer", instance=instance)
+            judged = result.output_for_node("persuasion_judgments")
+            tags = instance.get_run_by_id(result.run_id).tags  # type: ignore[union-attr]
+    finally:
+        code_location_layout.cache_clear()
+    assert len(judged) == len(synthetic_pairs(synthetic_texts())) * N_RUNS and judged["is_valid"].all()
+    assert tags[STUDY_TAG] == "persuasion" and tags[MODEL_TAG] == "longer"
 
 
 def test_longer_wins_judges_every_pair_by_length(materialised: dict[str, pd.DataFrame]) -> None:
