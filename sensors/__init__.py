@@ -6,8 +6,8 @@
   automation conditions (:mod:`argassets.platform.automation`) that refresh aggregates and reports once
   model partitions land.
 - ``nightly_refresh_schedule`` (:mod:`sensors.schedules`): each night, materialise what is stale.
-- Per-study partitioned jobs (:mod:`sensors.jobs`): ``aq_judgments_job``,
-  ``political_predictions_job``, for UI and CLI backfills with per-partition GPU tags.
+- Per-study partitioned jobs (:mod:`sensors.jobs`): ``<root asset>_job`` for each study, for UI
+  and CLI backfills with per-partition GPU tags.
 
 All of them start running with the daemon (``dagster dev``). ``ARGASSETS_AUTOMATION=off`` in the
 environment of the code location makes them start stopped instead (tests, staging); a status set
