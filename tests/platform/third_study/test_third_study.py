@@ -215,16 +215,45 @@ def test_bt_scores_order_the_texts_as_their_known_strengths(materialised: dict[s
         assert experts[f"t{topic}-2"] > experts[f"t{topic}-1"] and longer[f"t{topic}-1"] > longer[f"t{topic}-2"]
 
 
+def cut_topic_two(pairs: pd.DataFrame) -> pd.DataFrame:
+    """The pairs with topic 2's texts 0 and 1 cut off from the rest (compared only with each other)."""
+    touches = pairs[["text_id_a", "text_id_b"]].isin(["t2-0", "t2-1"]).any(axis=1)
+    island = {"pair_id": "p2-island", "topic_id": 2, "text_id_a": "t2-0", "text_id_b": "t2-1", "expert_label": "A"}
+    return pd.concat([pairs[~((pairs["topic_id"] == 2) & touches)], pd.DataFrame([island])], ignore_index=True)
+
+
 def test_a_disconnected_topic_fails_the_blocking_check() -> None:
     pairs = synthetic_pairs(synthetic_texts())
-    # drop every pair of topic 2 that touches its first text: that text is left without an edge,
-    # so make it a pair of its own with a text of no other pair
-    cut = pairs[~((pairs["topic_id"] == 2) & pairs[["text_id_a", "text_id_b"]].isin(["t2-0", "t2-1"]).any(axis=1))]
-    island = pd.DataFrame(
-        [{"pair_id": "p2-island", "topic_id": 2, "text_id_a": "t2-0", "text_id_b": "t2-1", "expert_label": "A"}]
-    )
-    broken = pd.concat([cut, island], ignore_index=True)
-    assert disconnected_topics(pairs) == [] and disconnected_topics(broken) == [2]
-    result = checks.persuasion_pairs_connected(broken)
+    assert disconnected_topics(pairs) == [] and disconnected_topics(cut_topic_two(pairs)) == [2]
+    result = checks.persuasion_pairs_connected(cut_topic_two(pairs))
     assert isinstance(result, dg.AssetCheckResult)
     assert not result.passed and result.metadata["disconnected_topics"].value == [2]
+
+
+def test_the_failed_check_blocks_the_judgments(persuasion: StudyDefinition, tmp_path: Path) -> None:
+    """With a cut corpus the check fails and no judge is asked: the root asset is not materialised."""
+
+    @dg.asset(name="persuasion_pairs", group_name="persuasion")
+    def cut_pairs(persuasion_texts: pd.DataFrame) -> pd.DataFrame:
+        return cut_topic_two(synthetic_pairs(persuasion_texts))
+
+    registry = tmp_path / "models.toml"
+    registry.write_text(REGISTRY)
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("judge_models", ["longer"])
+        result = dg.materialize(
+            [assets.persuasion_texts, cut_pairs, checks.persuasion_pairs_connected, assets.persuasion_judgments],
+            partition_key="longer",
+            resources={
+                "registry": ModelRegistryResource(path=str(registry)),
+                "judge": JudgeResource(),
+                "judgment_cache": JudgmentCacheResource(path=str(tmp_path / "cache.sqlite")),
+                "io_manager": duckdb_io_manager(str(tmp_path / "tables.duckdb")),
+            },
+            instance=instance,
+            raise_on_error=False,
+        )
+    assert not result.success
+    assert [e.passed for e in result.get_asset_check_evaluations()] == [False]
+    materialised = {e.asset_key for e in result.get_asset_materialization_events()}
+    assert materialised == {dg.AssetKey("persuasion_texts"), dg.AssetKey("persuasion_pairs")}
