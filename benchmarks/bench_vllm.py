@@ -74,9 +74,9 @@ def main() -> None:
     import vllm
 
     from argassets.argument_quality.assets import corpora, judgments, prompts
-    from argassets.platform.choice_parsing import AQ_LABELS
     from argassets.platform.judges import VLLMJudge, build_judge
     from argassets.platform.judges.vllm_backend import request_seed
+    from argassets.platform.pairwise.labels import LABELS
     from argassets.platform.paths import resolve_data_dir
     from argassets.platform.registry import ModelEntry, load_registry
     from resources.corpora import WebisSourceResource
@@ -145,7 +145,7 @@ def main() -> None:
                 top_p=1.0,
                 max_tokens=16,
                 seed=request_seed(entry.seed, sha),
-                structured_outputs=StructuredOutputsParams(choice=list(AQ_LABELS)),
+                structured_outputs=StructuredOutputsParams(choice=list(LABELS)),
             )
             for _, _, sha in rows
         ]
@@ -195,9 +195,7 @@ def main() -> None:
                 ("d_llama_cpp_parallel", llama_cpp_reference.parallel),
                 ("e_llama_cpp_sequential", llama_cpp_reference.sequential),
             ):
-                results[key] = path(
-                    gguf, messages, AQ_LABELS, N_RUNS, entry.seed or 0, 2048, 16, n_threads=judge_threads
-                )
+                results[key] = path(gguf, messages, LABELS, N_RUNS, entry.seed or 0, 2048, 16, n_threads=judge_threads)
 
     a = results["a_bare_engine"]["per_s"]
     b = results["b_vllm_judge_asset"]["per_s"]

@@ -8,8 +8,8 @@
 - ``nightly_refresh_schedule`` (:mod:`sensors.schedules`): each night, materialise what is stale.
 - ``orphaned_runs_sensor`` (:mod:`sensors.orphaned_runs`): runs whose process is gone are failed
   and their pool slots freed, every 30 s.
-- Per-study partitioned jobs (:mod:`sensors.jobs`): ``aq_judgments_job``,
-  ``political_predictions_job``, for UI and CLI backfills with per-partition GPU tags.
+- Per-study partitioned jobs (:mod:`sensors.jobs`): ``<root asset>_job`` for each study, for UI
+  and CLI backfills with per-partition GPU tags.
 
 All of them start running with the daemon (``dagster dev``). ``ARGASSETS_AUTOMATION=off`` in the
 environment of the code location makes them start stopped instead (tests, staging); a status set

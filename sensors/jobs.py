@@ -1,7 +1,7 @@
 """Per-study partitioned jobs: one run per model partition, tagged from the registry.
 
-``aq_judgments_job`` and ``political_predictions_job`` materialise one partition of the study's
-root and of its partitioned aggregates. Their partitioned config gives every run (a launch from
+Each study's job, ``<root asset>_job``, materialises one partition of the study's root and of
+its partitioned aggregates. Their partitioned config gives every run (a launch from
 the UI's job page, a UI backfill of the job, ``dagster job backfill``) the partition's registry
 tags: GPU count, the ``gpu`` pool tag and the Kubernetes GPU requests (:mod:`sensors.run_tags`).
 """
@@ -36,7 +36,7 @@ def partition_tags(study: str) -> Callable[[str], Mapping[str, str]]:
 
 
 def study_job_name(study: str) -> str:
-    """``aq_judgments_job`` for argument_quality, ``political_predictions_job`` for political."""
+    """The job of ``study``: its root asset's name and ``_job``."""
     return f"{code_location_layout().roots[study].to_user_string()}_job"
 
 

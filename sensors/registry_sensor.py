@@ -5,7 +5,7 @@ last valid state in the cursor, and returns a :class:`dagster.SensorResult`:
 
 - every registry entry without a partition gets one (``judge_models`` add request);
 - an added or changed entry gets one run per study it takes part in, materialising that
-  partition of the study's root asset (``aq_judgments`` / ``political_predictions``) and of its
+  partition of the study's root asset (its ``StudyDefinition.root_asset``) and of its
   partitioned aggregates, tagged with the entry's GPU count (:mod:`sensors.run_tags`); the
   reports over all models follow through declarative automation (:mod:`argassets.platform.automation`);
 - a removed entry is reported (log, skip message, and an observation on its partition); its

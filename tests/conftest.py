@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from argassets.platform.paths import ensure_sample_corpus, resolve_data_dir
+from argassets.argument_quality.corpus import ensure_sample_corpus
+from argassets.platform.paths import resolve_data_dir
 
 pytest_plugins = [
     "tests.no_skips",

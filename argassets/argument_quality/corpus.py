@@ -19,6 +19,7 @@ nothing is returned half-built.
 from __future__ import annotations
 
 import os
+import runpy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from argassets.argument_quality.release_facts import (
     comparison_digest,
     webis_counts_for,
 )
+from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.release_manifest import ReleaseIncomplete
 
 #: Folder of the corpus inside a published-data folder.
@@ -107,6 +109,18 @@ class WebisFiles:
 def _row(path: Path, index: int) -> str:
     """``file, row i (line n)``: ``i`` is the 0-based data row, ``n`` the 1-based line in the file."""
     return f"{path}: row {index} (line {index + 2})"
+
+
+def ensure_sample_corpus() -> Path:
+    """The embedded sample folder, its CSV files written by ``make_sample.py`` on first use.
+
+    Only the generator is tracked: the files carry the published release's names (the loader reads
+    that layout), and files of those names in the repository would pass for copies of the corpus.
+    """
+    corpus = SAMPLE_DATA_DIR / CORPUS_FOLDER
+    if not ((corpus / "full" / ARGUMENTS_FILE).is_file() and (corpus / "MANIFEST.json").is_file()):
+        runpy.run_path(str(SAMPLE_DATA_DIR / "make_sample.py"), run_name="__main__")
+    return SAMPLE_DATA_DIR
 
 
 def locate_corpus(folder: str | os.PathLike[str]) -> WebisFiles:

@@ -9,8 +9,9 @@ import pandas as pd
 
 from argassets.argument_quality.prompts import render_user
 from argassets.argument_quality.scope import ArgumentQualityScope
-from argassets.platform.choice_parsing import AQ_LABELS, parse_choice
+from argassets.platform.choice_parsing import parse_choice
 from argassets.platform.judging import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
+from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.registry import ModelEntry
 
 __all__ = [
@@ -125,7 +126,7 @@ def build_requests(
                 key=f"{prompt.prompt_id}:{order}",
                 system=prompt.system,
                 user=user,
-                choices=AQ_LABELS,
+                choices=LABELS,
                 context={
                     "comparison_id": prompt.comparison_id,
                     "dimension": prompt.dimension,
@@ -169,7 +170,7 @@ def judgment_table(
     parsed: dict[str, str | None] = {}
     for c in completions:
         if c.text not in parsed:
-            parsed[c.text] = parse_choice(c.text, AQ_LABELS)
+            parsed[c.text] = parse_choice(c.text, LABELS)
 
     def column(values: list, dtype: str) -> pd.Series:
         return pd.Series(values, dtype=dtype)
@@ -266,7 +267,7 @@ def completeness(table: pd.DataFrame, expected: pd.DataFrame) -> dict[str, int]:
 
 def label_problems(table: pd.DataFrame) -> dict[str, int]:
     """Rows breaking the label rules: a label outside {A, B, Tie}, or validity that disagrees with it."""
-    allowed = set(AQ_LABELS)
+    allowed = set(LABELS)
     label_ok = table["label"].isna() | table["label"].isin(allowed)
     presented_ok = table["presented_label"].isna() | table["presented_label"].isin(allowed)
     valid_matches = table["is_valid"] == table["label"].notna()

@@ -1,4 +1,4 @@
-"""A judge's free text read as one of the allowed labels (A, B or Tie), or nothing."""
+"""A judge's free text read as one of the allowed labels (by default a pairwise verdict: A, B or Tie), or nothing."""
 
 from __future__ import annotations
 
@@ -6,14 +6,12 @@ import json
 import re
 from collections.abc import Sequence
 
-#: The labels of the argument-quality protocol, in the order the prompts name them.
-AQ_LABELS: tuple[str, ...] = ("A", "B", "Tie")
-
+from argassets.platform.pairwise.labels import LABELS
 
 _QUOTES = "\"'`*"
 
 
-def parse_choice(text: str | None, choices: Sequence[str] = AQ_LABELS) -> str | None:
+def parse_choice(text: str | None, choices: Sequence[str] = LABELS) -> str | None:
     """Strictly parse a constrained answer into one of ``choices``, or ``None``.
 
     Accepted: the choice itself, case-insensitively, after stripping whitespace, quotes, markdown

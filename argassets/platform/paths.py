@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import runpy
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR_ENV_VAR = "ARGASSETS_DATA_DIR"
 DUCKDB_ENV_VAR = "ARGASSETS_DUCKDB"
 SPECS_DIR_ENV_VAR = "ARGASSETS_SPECS_DIR"
-#: Embedded sample: an invented corpus in the release's layout, written by data/sample/make_sample.py.
+#: Embedded sample data (Study A writes its invented corpus there: argument_quality/corpus.py).
 SAMPLE_DATA_DIR = PROJECT_ROOT / "data" / "sample"
 #: Checkout convention: the shared published data sits beside the project.
 SIBLING_SHARED_DATA_DIR = PROJECT_ROOT.parent / "shared" / "data"
@@ -43,15 +42,3 @@ def resolve_duckdb_path(explicit: str | None = None) -> Path:
     path = Path(explicit or os.environ.get(DUCKDB_ENV_VAR) or DEFAULT_DUCKDB_PATH)
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def ensure_sample_corpus() -> Path:
-    """The embedded sample folder, its CSV files written by ``make_sample.py`` on first use.
-
-    Only the generator is tracked: the files carry the published release's names (the loader reads
-    that layout), and files of those names in the repository would pass for copies of the corpus.
-    """
-    corpus = SAMPLE_DATA_DIR / "webis-argquality20"
-    if not ((corpus / "full" / "webis-argquality20-arguments.csv").is_file() and (corpus / "MANIFEST.json").is_file()):
-        runpy.run_path(str(SAMPLE_DATA_DIR / "make_sample.py"), run_name="__main__")
-    return SAMPLE_DATA_DIR

@@ -10,7 +10,6 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from argassets.platform.choice_parsing import AQ_LABELS
 from argassets.platform.judges import (
     ImportJudge,
     LlamaCppJudge,
@@ -23,6 +22,7 @@ from argassets.platform.judges import (
 from argassets.platform.judges.importer import ImportFormatError, load_tidy_judgments
 from argassets.platform.judges.vllm_backend import engine_kwargs, request_seed, sampling_kwargs
 from argassets.platform.judging import ChatRequest, SamplingParams
+from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.registry import ModelEntry, load_registry
 
 SCORE_SCHEMA = {
@@ -37,7 +37,7 @@ def _aq(key: str, a: str = "one two three", b: str = "one two", order: str = "ab
         key,
         "sys",
         f"Argument A: {a}\nArgument B: {b}",
-        choices=AQ_LABELS,
+        choices=LABELS,
         context={
             "text_a": a,
             "text_b": b,

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from argassets.platform.choice_parsing import AQ_LABELS, parse_choice
+from argassets.platform.choice_parsing import parse_choice
 from argassets.platform.incremental_judging import judge_incrementally
 from argassets.platform.judging import ChatRequest, Completion, Judge, PartialBatchError, SamplingParams, utc_now
 from argassets.platform.judgment_cache import JudgmentCache
+from argassets.platform.pairwise.labels import LABELS
 
 
 class CountingJudge:
@@ -47,7 +48,7 @@ class CountingJudge:
 
 
 def _requests(n: int, prefix: str = "item") -> list[ChatRequest]:
-    return [ChatRequest(f"{prefix}-{i}", "system", f"user {i}", choices=AQ_LABELS) for i in range(n)]
+    return [ChatRequest(f"{prefix}-{i}", "system", f"user {i}", choices=LABELS) for i in range(n)]
 
 
 def test_protocol_and_keys():

@@ -12,11 +12,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from argassets.platform.choice_parsing import AQ_LABELS, parse_choice
+from argassets.platform.choice_parsing import parse_choice
 from argassets.platform.incremental_judging import judge_incrementally
 from argassets.platform.judges import LlamaCppJudge, OpenAIJudge, find_gguf
 from argassets.platform.judging import ChatRequest, SamplingParams
 from argassets.platform.judgment_cache import JudgmentCache
+from argassets.platform.pairwise.labels import LABELS
 
 pytestmark = pytest.mark.llm
 
@@ -41,13 +42,13 @@ def _requests() -> list[ChatRequest]:
             "c1",
             SYSTEM,
             "Argument A: Cars pollute the air that children breathe.\nArgument B: Cars are nice.",
-            choices=AQ_LABELS,
+            choices=LABELS,
         ),
         ChatRequest(
             "c2",
             SYSTEM,
             "Argument A: no.\nArgument B: Homework takes time away from sleep, which young pupils need.",
-            choices=AQ_LABELS,
+            choices=LABELS,
         ),
     ]
 
@@ -71,7 +72,7 @@ def test_in_process_judge_is_restricted_to_the_labels(gguf: Path, tmp_path: Path
         judge, "smollm2-135m", _requests(), SamplingParams(1.0, seed=0, max_tokens=8), 3, cache, batch_size=1
     )
     assert len(results) == 6
-    assert all(r.text in AQ_LABELS for r in results), [r.text for r in results]
+    assert all(r.text in LABELS for r in results), [r.text for r in results]
     assert [r.seed for r in results[:3]] == [0, 1, 2]
     # again: answered by the cache, the model is not asked
     judge._llama = None  # a call would now have to reload the model; the cache must answer first
@@ -95,7 +96,7 @@ def test_runs_decoded_side_by_side_are_reproducible_and_independent(gguf: Path):
     judge.close()  # a fresh model and context answer the same
     fresh = [[c.text for c in row] for row in judge.complete(requests[:2], sampling, [0, 1, 2])]
     assert texts[:2] == texts[2:4] == texts[4:6] == fresh
-    assert all(t in AQ_LABELS for row in texts for t in row)
+    assert all(t in LABELS for row in texts for t in row)
     # each run samples with its own seed: on a 0-100 score the three runs of one request differ
     score = ChatRequest("p", "Answer in JSON.", "Score this: lower taxes.", json_schema=SCORE_SCHEMA)
     runs = [c.text for c in judge.complete([score], SamplingParams(1.0, seed=7, max_tokens=16), [0, 1, 2])[0]]
@@ -105,7 +106,7 @@ def test_runs_decoded_side_by_side_are_reproducible_and_independent(gguf: Path):
 
 def test_prompt_beyond_the_context_window_is_an_empty_output(gguf: Path):
     judge = LlamaCppJudge(gguf, n_ctx=64, n_threads=2, seed=0)
-    long = ChatRequest("long", SYSTEM, "Argument A: " + "cars pollute " * 100 + "\nArgument B: no.", choices=AQ_LABELS)
+    long = ChatRequest("long", SYSTEM, "Argument A: " + "cars pollute " * 100 + "\nArgument B: no.", choices=LABELS)
     rows = judge.complete([long, _requests()[1]], SamplingParams(1.0, seed=0), [0, 1])
     assert [c.text for c in rows[0]] == ["", ""]
     assert [c.seed for c in rows[0]] == [0, 1]
@@ -179,7 +180,7 @@ def test_openai_judge_against_llama_server_with_grammar(llama_server: str, tmp_p
     results = judge_incrementally(
         judge, "smollm2-api", _requests(), SamplingParams(1.0, seed=3, max_tokens=8), 2, cache
     )
-    assert [r.text in AQ_LABELS for r in results] == [True] * 4
+    assert [r.text in LABELS for r in results] == [True] * 4
     assert judge.requests_sent == 4 and judge.retries == 0
     again = judge_incrementally(judge, "smollm2-api", _requests(), SamplingParams(1.0, seed=3, max_tokens=8), 2, cache)
     assert judge.requests_sent == 4 and all(r.from_cache for r in again)
@@ -188,7 +189,7 @@ def test_openai_judge_against_llama_server_with_grammar(llama_server: str, tmp_p
 def test_openai_judge_against_llama_server_with_json_schema(llama_server: str):
     judge = OpenAIJudge("smollm2", llama_server, api_key=KEY, structured_output="json_object", timeout_s=120)
     text = judge.complete(_requests()[:1], SamplingParams(0.0, seed=1, max_tokens=16), [0])[0][0].text
-    assert parse_choice(text) in AQ_LABELS, text
+    assert parse_choice(text) in LABELS, text
 
 
 def test_wrong_key_is_rejected_without_leaking(llama_server: str):

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from argassets.platform.choice_parsing import AQ_LABELS
 from argassets.platform.incremental_judging import judge_incrementally
 from argassets.platform.judges import OpenAIJudge
 from argassets.platform.judging import ChatRequest, PartialBatchError, SamplingParams
 from argassets.platform.judgment_cache import JudgmentCache
+from argassets.platform.pairwise.labels import LABELS
 from tests.judgments_http import Reply, ScriptedServer, chat_reply
 
 SECRET = "sk-test-do-not-leak-123"
@@ -20,7 +20,7 @@ SECRET = "sk-test-do-not-leak-123"
 
 def _requests(n: int) -> list[ChatRequest]:
     return [
-        ChatRequest(f"k{i}", "system text", f"Argument A: a{i}\nArgument B: b{i}", choices=AQ_LABELS) for i in range(n)
+        ChatRequest(f"k{i}", "system text", f"Argument A: a{i}\nArgument B: b{i}", choices=LABELS) for i in range(n)
     ]
 
 

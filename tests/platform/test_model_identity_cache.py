@@ -19,12 +19,12 @@ import pandas as pd
 import pytest
 
 from argassets.argument_quality.assets import judgments
-from argassets.platform.choice_parsing import AQ_LABELS
 from argassets.platform.judges import build_judge
 from argassets.platform.judges.vllm_backend import engine_kwargs, request_seed, run_groups, run_seed, sampling_kwargs
 from argassets.platform.judges.vllm_model import converted_model_dir, file_sha256, read_stamp
 from argassets.platform.judging import ChatRequest, Completion, SamplingParams, utc_now
 from argassets.platform.model_identity import cache_model_key, identity_key, model_identity
+from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.registry import ModelEntry, RegistryError, load_registry, parse_registry
 from resources.corpora import WebisSourceResource
@@ -165,7 +165,7 @@ def test_cpu_engine_arguments_keep_every_prompt_whole() -> None:
 
 
 def test_runs_keep_their_seed_whichever_are_asked_together() -> None:
-    request = ChatRequest("c", "s", "u", choices=AQ_LABELS)
+    request = ChatRequest("c", "s", "u", choices=LABELS)
     sampling = SamplingParams(1.0, seed=11)
     assert run_groups([0, 1, 2]) == [[0, 1, 2]] and run_groups([0, 2]) == [[0], [2]] and run_groups([1, 2]) == [[1, 2]]
     full, structured = sampling_kwargs(request, sampling, [0, 1, 2])
@@ -221,7 +221,7 @@ def test_greedy_runs_go_as_single_samples_with_their_own_seed(monkeypatch: pytes
     monkeypatch.setitem(sys.modules, "vllm.sampling_params", SimpleNamespace(StructuredOutputsParams=Params))
     llm = _RecordingLLM()
     judge = VLLMJudge(engine_kwargs("m", 1, 0.9), llm=llm, vllm_module=SimpleNamespace(SamplingParams=Params))
-    request = ChatRequest("p", "s", "u", choices=AQ_LABELS)
+    request = ChatRequest("p", "s", "u", choices=LABELS)
     greedy = judge.complete([request], SamplingParams(0.0, seed=123), range(5))[0]
     # vLLM refuses n > 1 at temperature 0: five requests of n = 1, seeds request_seed + run.
     assert [p["n"] for p in llm.params] == [1] * 5

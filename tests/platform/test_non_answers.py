@@ -23,10 +23,10 @@ import duckdb
 import pandas as pd
 
 from argassets.argument_quality.assets import judgments
-from argassets.platform.choice_parsing import AQ_LABELS
 from argassets.platform.incremental_judging import MAX_ATTEMPTS, judge_incrementally
 from argassets.platform.judging import CachedCompletion, ChatRequest, Completion, SamplingParams, is_non_answer, utc_now
 from argassets.platform.judgment_cache import new_owner_id, open_judgment_cache
+from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.registry import ModelEntry
 from argassets.political.predictions import prediction_table
@@ -46,7 +46,7 @@ def _completion(text: str, run: int, answered: bool = True) -> Completion:
 
 
 def _requests(n: int) -> list[ChatRequest]:
-    return [ChatRequest(f"item-{i}", "system", f"user {i}", choices=AQ_LABELS) for i in range(n)]
+    return [ChatRequest(f"item-{i}", "system", f"user {i}", choices=LABELS) for i in range(n)]
 
 
 class ScriptedJudge:

@@ -32,11 +32,12 @@ from argassets.argument_quality.assets import corpora, judgments, prompts
 from argassets.argument_quality.corpus import find_corpus_files, load_corpus
 from argassets.argument_quality.judgments import N_RUNS
 from argassets.argument_quality.prompts import render_prompts
-from argassets.platform.choice_parsing import AQ_LABELS, parse_choice
+from argassets.platform.choice_parsing import parse_choice
 from argassets.platform.judges import OpenAIJudge, VLLMJudge, build_judge
 from argassets.platform.judges.vllm_backend import run_seed, serve_args
 from argassets.platform.judges.vllm_model import read_stamp
 from argassets.platform.judging import ChatRequest, SamplingParams
+from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.registry import ModelEntry
 from argassets.political.assets import predictions as prediction_assets
@@ -62,7 +63,7 @@ def study_a_requests(shared_data_dir: Path) -> list[ChatRequest]:
     chosen = comparisons[comparisons["dimension"] == "logic"].head(48)
     rendered = render_prompts(chosen, arguments, strategies=("zero",))
     assert len(rendered) == 48
-    return [ChatRequest(row.prompt_id, row.system, row.user, choices=AQ_LABELS) for row in rendered.itertuples()]
+    return [ChatRequest(row.prompt_id, row.system, row.user, choices=LABELS) for row in rendered.itertuples()]
 
 
 def test_engine_is_the_registry_entry_on_the_cpu_build(vllm_engine: VLLMJudge, vllm_entry: ModelEntry) -> None:
@@ -80,7 +81,7 @@ def test_48_real_prompts_in_one_batch_each_keep_their_own_seed(
     texts = [[c.text for c in row] for row in answers]
     assert len(texts) == 48 and all(len(row) == N_RUNS for row in texts)
     # Guided choice: every answer is a label.
-    assert {t for row in texts for t in row} <= set(AQ_LABELS), texts
+    assert {t for row in texts for t in row} <= set(LABELS), texts
     # Provenance: the seed each sample was drawn with (the request's seed + the run).
     for request, row in zip(study_a_requests, answers, strict=True):
         assert [c.seed for c in row] == [run_seed(0, request.prompt_sha256, run) for run in range(N_RUNS)]
@@ -308,12 +309,12 @@ def test_vllm_serve_feeds_the_openai_judge(
     texts = [c.text for row in labels for c in row]
     assert all(c.answered for row in labels for c in row)
     if mode == "guided_choice":
-        assert set(texts) <= set(AQ_LABELS), texts  # the server restricted the output to the labels
+        assert set(texts) <= set(LABELS), texts  # the server restricted the output to the labels
     else:
         # {"label": ...} objects; the grammar allows any whitespace, and SmolLM2 sometimes spends
         # its 16 tokens on it: those answers are cut (invalid, counted), never anything but JSON.
         assert all(t.lstrip().startswith("{") for t in texts), texts
-        complete = [parse_choice(t, AQ_LABELS) for t in texts]
+        complete = [parse_choice(t, LABELS) for t in texts]
         assert any(label is not None for label in complete), texts
         for text, label in zip(texts, complete, strict=True):
             if label is not None:

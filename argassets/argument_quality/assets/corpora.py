@@ -10,12 +10,13 @@ from argassets.argument_quality.corpus import (
     DIMENSIONS,
     CorpusError,
     WebisFiles,
+    ensure_sample_corpus,
     find_corpus_files,
     load_corpus,
     locate_corpus,
 )
 from argassets.argument_quality.resources import WebisSourceResource
-from argassets.platform.paths import SAMPLE_DATA_DIR, ensure_sample_corpus
+from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.resources.data import PublishedDataResource
 
 
