@@ -26,7 +26,8 @@ import numpy as np
 from scipy import optimize
 
 from argassets.argument_quality.corpus import find_corpus_files, load_corpus
-from argassets.argument_quality.length_bias import _item_table, comparison_lengths, length_controlled_bt
+from argassets.argument_quality.length_bias_model import length_controlled_bt
+from argassets.argument_quality.length_bias_report import comparison_lengths, item_table
 from argassets.platform.paths import resolve_data_dir
 
 
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     arguments, experts = load_corpus(find_corpus_files(root / "webis-argquality20"))
     comparisons, _ = comparison_lengths(experts, arguments)
-    items = _item_table(arguments)
+    items = item_table(arguments)
     x = np.log(np.maximum(items["text_length"].to_numpy(dtype=float), 1.0))
     topic = items["topic_id"].to_numpy(dtype=np.int64)
     print(

@@ -313,6 +313,42 @@ def _check_no_duplicate_pairs(path: Path, da: np.ndarray, aa: np.ndarray, db: np
         first_row[pair] = index
 
 
+def _comparison_topics(
+    path: Path, arguments: pd.DataFrame, side_a: tuple[np.ndarray, np.ndarray], side_b: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
+    """The one topic both arguments of each comparison belong to (sides as discussion and argument ids)."""
+    topics: dict[tuple[int, int], set[int]] = {}
+    for t, d, a in zip(
+        arguments["topic_id"].to_numpy(),
+        arguments["discussion_id"].to_numpy(),
+        arguments["argument_id"].to_numpy(),
+        strict=True,
+    ):
+        topics.setdefault((int(d), int(a)), set()).add(int(t))
+    (da, aa), (db, ab) = side_a, side_b
+    topic_ids = np.empty(len(da), dtype="int64")
+    for index in range(len(da)):
+        key_a = (int(da[index]), int(aa[index]))
+        key_b = (int(db[index]), int(ab[index]))
+        for side, key in (("A", key_a), ("B", key_b)):
+            if key not in topics:
+                raise CorpusError(
+                    f"{_row(path, index)}: unknown argument {side} (Discussion ID {key[0]}, "
+                    f"Argument ID {key[1]}): not in the argument table"
+                )
+        shared = topics[key_a] & topics[key_b]
+        if not shared:
+            raise CorpusError(
+                f"{_row(path, index)}: comparison across topics: argument A (Discussion ID {key_a[0]}, "
+                f"Argument ID {key_a[1]}) is in topic(s) {sorted(topics[key_a])}, argument B "
+                f"(Discussion ID {key_b[0]}, Argument ID {key_b[1]}) in topic(s) {sorted(topics[key_b])}"
+            )
+        if len(shared) > 1:
+            raise CorpusError(f"{_row(path, index)}: ambiguous topic: both arguments occur in topics {sorted(shared)}")
+        topic_ids[index] = next(iter(shared))
+    return topic_ids
+
+
 def load_comparisons(path: str | os.PathLike[str], dimension: str, arguments: pd.DataFrame) -> pd.DataFrame:
     """One raw expert comparison file as rows of the ``webis_expert_comparisons`` table.
 
@@ -359,36 +395,7 @@ def load_comparisons(path: str | os.PathLike[str], dimension: str, arguments: pd
         )
 
     _check_no_duplicate_pairs(path, da, aa, db, ab)
-    topics: dict[tuple[int, int], set[int]] = {}
-    for t, d, a in zip(
-        arguments["topic_id"].to_numpy(),
-        arguments["discussion_id"].to_numpy(),
-        arguments["argument_id"].to_numpy(),
-        strict=True,
-    ):
-        topics.setdefault((int(d), int(a)), set()).add(int(t))
-
-    topic_ids = np.empty(len(raw), dtype="int64")
-    for index in range(len(raw)):
-        key_a = (int(da[index]), int(aa[index]))
-        key_b = (int(db[index]), int(ab[index]))
-        for side, key in (("A", key_a), ("B", key_b)):
-            if key not in topics:
-                raise CorpusError(
-                    f"{_row(path, index)}: unknown argument {side} (Discussion ID {key[0]}, "
-                    f"Argument ID {key[1]}): not in the argument table"
-                )
-        shared = topics[key_a] & topics[key_b]
-        if not shared:
-            raise CorpusError(
-                f"{_row(path, index)}: comparison across topics: argument A (Discussion ID {key_a[0]}, "
-                f"Argument ID {key_a[1]}) is in topic(s) {sorted(topics[key_a])}, argument B "
-                f"(Discussion ID {key_b[0]}, Argument ID {key_b[1]}) in topic(s) {sorted(topics[key_b])}"
-            )
-        if len(shared) > 1:
-            raise CorpusError(f"{_row(path, index)}: ambiguous topic: both arguments occur in topics {sorted(shared)}")
-        topic_ids[index] = next(iter(shared))
-
+    topic_ids = _comparison_topics(path, arguments, (da, aa), (db, ab))
     rows = np.arange(len(raw), dtype="int64")
     return pd.DataFrame(
         {

@@ -149,6 +149,29 @@ def build_requests(
 _SWAP = {"A": "B", "B": "A", "Tie": "Tie"}
 
 
+def _completions_frame(completions: Sequence[CachedCompletion]) -> pd.DataFrame:
+    """One row per completion, with the columns the judgments table takes from it."""
+
+    def column(values: list, dtype: str) -> pd.Series:
+        return pd.Series(values, dtype=dtype)
+
+    return pd.DataFrame(
+        {
+            "key": column([c.key for c in completions], "object"),
+            "run": column([int(c.run) for c in completions], "int64"),
+            "raw_output": column([c.text for c in completions], "object"),
+            "prompt_sha256": column([c.prompt_sha256 for c in completions], "object"),
+            "seed": column([c.seed for c in completions], "Int64"),
+            "sampling_key": column([c.sampling_key for c in completions], "object"),
+            "latency_s": column([float(c.latency_s) for c in completions], "float64"),
+            "requested_at": column([c.requested_at for c in completions], "object"),
+            "completed_at": column([c.completed_at for c in completions], "object"),
+            "backend": column([c.backend for c in completions], "object"),
+            "answered": column([c.answered for c in completions], "bool"),
+        }
+    )
+
+
 def judgment_table(
     items: pd.DataFrame,
     completions: Sequence[CachedCompletion],
@@ -171,25 +194,7 @@ def judgment_table(
     for c in completions:
         if c.text not in parsed:
             parsed[c.text] = parse_choice(c.text, LABELS)
-
-    def column(values: list, dtype: str) -> pd.Series:
-        return pd.Series(values, dtype=dtype)
-
-    done = pd.DataFrame(
-        {
-            "key": column([c.key for c in completions], "object"),
-            "run": column([int(c.run) for c in completions], "int64"),
-            "raw_output": column([c.text for c in completions], "object"),
-            "prompt_sha256": column([c.prompt_sha256 for c in completions], "object"),
-            "seed": column([c.seed for c in completions], "Int64"),
-            "sampling_key": column([c.sampling_key for c in completions], "object"),
-            "latency_s": column([float(c.latency_s) for c in completions], "float64"),
-            "requested_at": column([c.requested_at for c in completions], "object"),
-            "completed_at": column([c.completed_at for c in completions], "object"),
-            "backend": column([c.backend for c in completions], "object"),
-            "answered": column([c.answered for c in completions], "bool"),
-        }
-    )
+    done = _completions_frame(completions)
     items = items.astype({"key": object})
     frame = done.merge(
         items[["key", "comparison_id", "dimension", "strategy", "topic_id", "order"]],
@@ -214,6 +219,11 @@ def judgment_table(
     frame["max_tokens"] = int(sampling.max_tokens)
     frame["is_baseline"] = bool(is_baseline)
     frame["scope"] = scope
+    return _with_table_types(frame)[list(AQ_JUDGMENT_COLUMNS)]
+
+
+def _with_table_types(frame: pd.DataFrame) -> pd.DataFrame:
+    """The column types of ``aq_judgments`` (nullable seed, UTC times, object text columns)."""
     frame["judge_model"] = frame["judge_model"].astype(object)
     for name in ("topic_id", "run", "max_tokens"):
         frame[name] = frame[name].astype("int64")
@@ -237,7 +247,7 @@ def judgment_table(
         "scope",
     ):
         frame[name] = frame[name].astype(object)
-    return frame[list(AQ_JUDGMENT_COLUMNS)]
+    return frame
 
 
 def expected_items(prompts_in_scope: pd.DataFrame, orders: Sequence[str], n_runs: int = N_RUNS) -> pd.DataFrame:

@@ -10,6 +10,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from argassets.argument_quality.corpus import CorpusError
 
@@ -59,6 +60,58 @@ class FetchedRelease:
     pinned: bool
 
 
+def _cached_release(
+    url: str, archive: Path, pin_file: Path, folder: Path, expected: str | None
+) -> FetchedRelease | None:
+    """The cached copy when its checksum matches (unpacked, pinned); else ``None``, the copy removed."""
+    if not archive.is_file():
+        return None
+    actual = sha256_of_file(archive)
+    pinned = pin_file.read_text().strip() if pin_file.is_file() else None
+    want = expected or pinned
+    if want is None or actual == want:
+        if not folder.is_dir():
+            _unpack(archive, folder)
+        if pinned is None:
+            pin_file.write_text(actual + "\n")
+        return FetchedRelease(url, archive, folder, actual, False, expected is not None)
+    archive.unlink()  # stale or corrupted: download again
+    if folder.exists():
+        shutil.rmtree(folder)
+    return None
+
+
+def _download(url: str, archive: Path, pin_file: Path, expected: str | None, http: Any, owns_client: bool) -> str:
+    """Stream ``url`` to a temporary file and move it to ``archive`` once its SHA-256 matched; pin it."""
+    import httpx
+
+    fd, tmp_name = tempfile.mkstemp(prefix=".download-", dir=archive.parent)
+    tmp = Path(tmp_name)
+    digest = hashlib.sha256()
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            try:
+                with http.stream("GET", url) as response:
+                    if response.status_code != 200:
+                        raise CorpusError(f"{url}: download failed with HTTP {response.status_code}")
+                    for block in response.iter_bytes():
+                        digest.update(block)
+                        handle.write(block)
+            except httpx.HTTPError as exc:
+                raise CorpusError(f"{url}: download failed: {exc}") from None
+        actual = digest.hexdigest()
+        if expected is not None and actual != expected:
+            raise CorpusError(f"{url}: SHA-256 mismatch: expected {expected}, got {actual}; the download was discarded")
+        tmp.replace(archive)
+        pin_file.write_text(actual + "\n")
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+        if owns_client:
+            http.close()
+    return actual
+
+
 def fetch_release(
     url: str,
     cache_dir: str | os.PathLike[str],
@@ -103,45 +156,11 @@ def fetch_release(
     folder = archive.with_name(archive.name + ".d")
     expected = expected_sha256.strip().lower() if expected_sha256 else None
 
-    if archive.is_file():
-        actual = sha256_of_file(archive)
-        pinned = pin_file.read_text().strip() if pin_file.is_file() else None
-        want = expected or pinned
-        if want is None or actual == want:
-            if not folder.is_dir():
-                _unpack(archive, folder)
-            if pinned is None:
-                pin_file.write_text(actual + "\n")
-            return FetchedRelease(url, archive, folder, actual, False, expected is not None)
-        archive.unlink()  # stale or corrupted: download again
-        if folder.exists():
-            shutil.rmtree(folder)
-
+    cached = _cached_release(url, archive, pin_file, folder, expected)
+    if cached is not None:
+        return cached
     owns_client = client is None
     http = client or httpx.Client(follow_redirects=True, timeout=timeout_s)
-    fd, tmp_name = tempfile.mkstemp(prefix=".download-", dir=cache)
-    tmp = Path(tmp_name)
-    digest = hashlib.sha256()
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            try:
-                with http.stream("GET", url) as response:  # type: ignore[attr-defined]
-                    if response.status_code != 200:
-                        raise CorpusError(f"{url}: download failed with HTTP {response.status_code}")
-                    for block in response.iter_bytes():
-                        digest.update(block)
-                        handle.write(block)
-            except httpx.HTTPError as exc:
-                raise CorpusError(f"{url}: download failed: {exc}") from None
-        actual = digest.hexdigest()
-        if expected is not None and actual != expected:
-            raise CorpusError(f"{url}: SHA-256 mismatch: expected {expected}, got {actual}; the download was discarded")
-        tmp.replace(archive)
-        pin_file.write_text(actual + "\n")
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-        if owns_client:
-            http.close()  # type: ignore[attr-defined]
+    actual = _download(url, archive, pin_file, expected, http, owns_client)
     _unpack(archive, folder)
     return FetchedRelease(url, archive, folder, actual, True, expected is not None)

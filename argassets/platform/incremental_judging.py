@@ -17,8 +17,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 from argassets.platform.judging import (
     CachedCompletion,
@@ -29,7 +28,7 @@ from argassets.platform.judging import (
     SamplingParams,
     is_non_answer,
 )
-from argassets.platform.judgment_cache import JudgmentStore, new_owner_id
+from argassets.platform.judgment_cache import CachedRow, JudgmentStore, new_owner_id
 
 Log = Callable[[str], None] | logging.Logger | None
 
@@ -50,27 +49,6 @@ DEFAULT_LEASE_S = 60.0
 MAX_ATTEMPTS = 3
 
 
-def _cached(
-    request: ChatRequest, run: int, model: str, sha: str, sampling_key: str, row: Mapping[str, Any], fresh: bool
-) -> CachedCompletion:
-    return CachedCompletion(
-        key=request.key,
-        run=run,
-        model=model,
-        prompt_sha256=sha,
-        sampling_key=sampling_key,
-        text=row["text"],
-        seed=row["seed"],
-        latency_s=row["latency_s"],
-        requested_at=row["requested_at"],
-        completed_at=row["completed_at"],
-        backend=row["backend"],
-        from_cache=not fresh,
-        answered=bool(row["answered"]),
-        attempts=int(row["attempts"]),
-    )
-
-
 def _by_runs(pending: Mapping[str, Iterable[int]]) -> dict[tuple[int, ...], list[str]]:
     """Prompt hashes grouped by the tuple of runs they still need (first-seen order kept)."""
     groups: dict[tuple[int, ...], list[str]] = {}
@@ -79,6 +57,269 @@ def _by_runs(pending: Mapping[str, Iterable[int]]) -> dict[tuple[int, ...], list
         if todo:
             groups.setdefault(todo, []).append(sha)
     return groups
+
+
+#: ``(prompt_sha256, run)``.
+Item = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class JudgingPolicy:
+    """How a call shares work with other writers, and how often it asks a non-answer again.
+
+    ``lease_s``: how long a claim lasts without renewal. ``poll_s``: pause between two looks at
+    keys claimed by another writer (default ``lease_s / 10``, at most 1 s). ``max_attempts``:
+    attempts per key before a non-answer is final.
+    """
+
+    lease_s: float = DEFAULT_LEASE_S
+    poll_s: float | None = None
+    max_attempts: int = MAX_ATTEMPTS
+
+    def __post_init__(self) -> None:
+        if self.lease_s <= 0:
+            raise ValueError(f"lease_s must be > 0, got {self.lease_s}")
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
+
+    @property
+    def poll(self) -> float:
+        return min(1.0, self.lease_s / 10.0) if self.poll_s is None else float(self.poll_s)
+
+
+DEFAULT_POLICY = JudgingPolicy()
+
+
+@dataclass
+class _Work:
+    """What a call still has to send and the cache rows it has seen: the state its steps share."""
+
+    stored: dict[Item, CachedRow]
+    pending: dict[str, set[int]]
+    #: Cached non-answers asked again, with the attempts they had (see JudgmentStore.claim).
+    again: dict[Item, int]
+    #: Keys this call stored itself (its answers are the cache's).
+    mine: set[Item] = field(default_factory=set)
+
+    @classmethod
+    def plan(cls, shas: Iterable[str], n_runs: int, stored: dict[Item, CachedRow], max_attempts: int) -> _Work:
+        """Missing keys, and cached non-answers with attempts left, of every prompt."""
+        pending: dict[str, set[int]] = {}
+        again: dict[Item, int] = {}
+        for sha in shas:
+            todo = set()
+            for run in range(n_runs):
+                row = stored.get((sha, run))
+                if row is None:
+                    todo.add(run)
+                elif not row["answered"] and int(row["attempts"]) < max_attempts:
+                    todo.add(run)
+                    again[(sha, run)] = int(row["attempts"])
+            if todo:
+                pending[sha] = todo
+        return cls(stored, pending, again)
+
+    def left(self) -> int:
+        return sum(len(runs) for runs in self.pending.values())
+
+    def settle(self, rows: Mapping[Item, CachedRow]) -> int:
+        """Take completions now in the cache off the pending work; returns how many."""
+        for (sha, run), row in rows.items():
+            self.stored[(sha, run)] = row
+            left = self.pending.get(sha)
+            if left is not None:
+                left.discard(run)
+                if not left:
+                    del self.pending[sha]
+        return len(rows)
+
+
+@dataclass
+class _Progress:
+    """Progress lines: one at the start, one per stored batch, one per minute of waiting."""
+
+    model: str
+    total: int
+    done: int
+    log: Log
+    sent: int = 0
+    started: float = field(default_factory=time.perf_counter)
+    waited_since: float | None = None
+
+    def stored(self, count: int) -> None:
+        self.done += count
+        self.sent += count
+        elapsed = time.perf_counter() - self.started
+        rate = self.sent / elapsed if elapsed > 0 else math.inf
+        remaining = (self.total - self.done) / rate if rate > 0 and math.isfinite(rate) else 0.0
+        _emit(
+            self.log,
+            f"{self.model}: {self.done}/{self.total} completions ({100.0 * self.done / max(self.total, 1):.1f}%), "
+            f"{rate:.1f}/s, about {remaining:.0f} s left",
+        )
+
+    def waiting(self, left: int) -> None:
+        now = time.perf_counter()
+        if self.waited_since is None or now - self.waited_since >= 60.0:
+            self.waited_since = now
+            _emit(
+                self.log,
+                f"{self.model}: waiting for {left} completions claimed by another run of the same model and sampling",
+            )
+
+
+def _checked(completions: Iterable[tuple[str, Completion]]) -> list[tuple[str, Completion]]:
+    """The completions with ``answered`` set by the one definition of a non-answer."""
+    return [(sha, replace(c, answered=not is_non_answer(c.text, c.answered))) for sha, c in completions]
+
+
+def _cached_row(completion: Completion, backend: str, attempts: int) -> CachedRow:
+    return CachedRow(
+        text=completion.text,
+        seed=completion.seed,
+        latency_s=completion.latency_s,
+        requested_at=completion.requested_at,
+        completed_at=completion.completed_at,
+        backend=backend,
+        answered=completion.answered,
+        attempts=attempts,
+    )
+
+
+@dataclass
+class _Call:
+    """One call of :func:`judge_incrementally`: its scope, its claims' owner and its steps."""
+
+    judge: Judge
+    model: str
+    sampling: SamplingParams
+    cache: JudgmentStore
+    policy: JudgingPolicy
+    representative: dict[str, ChatRequest]
+    work: _Work
+    progress: _Progress
+    sampling_key: str = field(init=False)
+    backend: str = field(init=False)
+    owner: str = field(init=False, default_factory=new_owner_id)
+
+    def __post_init__(self) -> None:
+        self.sampling_key = self.sampling.key()
+        self.backend = getattr(self.judge, "backend", type(self.judge).__name__)
+
+    def claim(self, shas: Sequence[str], runs: Sequence[int]) -> tuple[dict[str, list[int]], bool]:
+        """Claim a batch's keys: what this call may send (by prompt, batch order), and whether
+        anything moved (claimed here, or found stored by another writer)."""
+        items = [(sha, run) for sha in shas for run in runs]
+        outcome = self.cache.claim(
+            self.model, self.sampling_key, items, self.owner, self.policy.lease_s, self.work.again
+        )
+        found = self.work.settle(outcome.stored)
+        self.progress.done += found
+        claimed: dict[str, list[int]] = {}
+        for sha, run in outcome.claimed:
+            claimed.setdefault(sha, []).append(run)
+        return {sha: claimed[sha] for sha in shas if sha in claimed}, bool(found or outcome.claimed)
+
+    def send(self, shas: Sequence[str], runs: Sequence[int]) -> list[tuple[str, Completion]]:
+        """Ask the judge for ``runs`` of each prompt; a partial batch is stored before it raises."""
+        batch = [self.representative[sha] for sha in shas]
+        try:
+            answers = self.judge.complete(batch, self.sampling, list(runs))
+        except PartialBatchError as exc:
+            partial = _checked(
+                (shas[i], completion) for i, completions in exc.completed.items() for completion in completions
+            )
+            self.cache.store(self.model, self.sampling_key, self.backend, partial, self.owner, self.work.again)
+            _emit(self.progress.log, f"{self.model}: batch failed, stored {len(partial)} finished completions")
+            raise
+        if len(answers) != len(batch):
+            raise RuntimeError(f"judge '{self.backend}' returned {len(answers)} answers for {len(batch)} requests")
+        items: list[tuple[str, Completion]] = []
+        for sha, completions in zip(shas, answers, strict=True):
+            got = [c.run for c in completions]
+            if got != list(runs):
+                raise RuntimeError(
+                    f"judge '{self.backend}' returned runs {got} for prompt {sha[:12]}, expected {list(runs)}"
+                )
+            items.extend((sha, completion) for completion in completions)
+        return _checked(items)
+
+    def store(self, items: list[tuple[str, Completion]]) -> None:
+        """Store a finished batch; where another writer stored a key first, take its answer."""
+        written = self.cache.store(self.model, self.sampling_key, self.backend, items, self.owner, self.work.again)
+        self.work.mine.update(written)
+        sent_now = {(sha, c.run): c for sha, c in items}
+        attempts = {item: self.work.again.get(item, 0) + 1 for item in written}
+        self.work.settle({item: _cached_row(sent_now[item], self.backend, attempts[item]) for item in written})
+        lost = [item for item in sent_now if item not in written]
+        if lost:
+            # Another writer stored these first (our lease had run out): theirs stand.
+            self.work.settle(self.cache.fetch(self.model, self.sampling_key, lost))
+        self.progress.stored(len(items))
+
+    def round(self, batch_size: int) -> bool:
+        """Claim, send and store every pending key once; whether anything moved."""
+        progressed = False
+        for runs, group in _by_runs(self.work.pending).items():
+            for start in range(0, len(group), batch_size):
+                to_send, moved = self.claim(group[start : start + batch_size], runs)
+                progressed = progressed or moved
+                for sub_runs, sub_shas in _by_runs(to_send).items():
+                    self.store(self.send(sub_shas, sub_runs))
+        return progressed
+
+    def report(self, requests: Sequence[ChatRequest], n_runs: int) -> list[CachedCompletion]:
+        """What the cache holds for every request and run, in request order then run order."""
+        return [self._cached(request, run) for request in requests for run in range(n_runs)]
+
+    def _cached(self, request: ChatRequest, run: int) -> CachedCompletion:
+        sha = request.prompt_sha256
+        row = self.work.stored[(sha, run)]
+        return CachedCompletion(
+            key=request.key,
+            run=run,
+            model=self.model,
+            prompt_sha256=sha,
+            sampling_key=self.sampling_key,
+            text=row["text"],
+            seed=row["seed"],
+            latency_s=row["latency_s"],
+            requested_at=row["requested_at"],
+            completed_at=row["completed_at"],
+            backend=row["backend"],
+            from_cache=(sha, run) not in self.work.mine,
+            answered=bool(row["answered"]),
+            attempts=int(row["attempts"]),
+        )
+
+
+def _open_call(
+    judge: Judge,
+    model_name: str,
+    requests: Sequence[ChatRequest],
+    sampling: SamplingParams,
+    n_runs: int,
+    cache: JudgmentStore,
+    policy: JudgingPolicy,
+    log: Log,
+) -> _Call:
+    """Look the scope up in the cache, plan the missing work and say how much there is."""
+    stored = cache.lookup(model_name, sampling.key())
+    # One representative request per prompt hash; identical prompts are sent once.
+    representative: dict[str, ChatRequest] = {}
+    for request in requests:
+        representative.setdefault(request.prompt_sha256, request)
+    work = _Work.plan(representative, n_runs, stored, policy.max_attempts)
+    total = len(representative) * n_runs
+    already = total - work.left()
+    progress = _Progress(model_name, total, already, log)
+    _emit(
+        log,
+        f"{model_name}: {total} completions needed ({len(requests)} requests x {n_runs} runs, "
+        f"{len(representative)} distinct prompts), {already} in the cache, {total - already} to send"
+        + (f" ({len(work.again)} of them non-answers asked again)" if work.again else ""),
+    )
+    return _Call(judge, model_name, sampling, cache, policy, representative, work, progress)
 
 
 def judge_incrementally(
@@ -90,9 +331,7 @@ def judge_incrementally(
     cache: JudgmentStore,
     batch_size: int = 256,
     log: Log = None,
-    lease_s: float = DEFAULT_LEASE_S,
-    poll_s: float | None = None,
-    max_attempts: int = MAX_ATTEMPTS,
+    policy: JudgingPolicy = DEFAULT_POLICY,
 ) -> list[CachedCompletion]:
     """Judge every request ``n_runs`` times, sending only what the cache does not hold yet.
 
@@ -106,12 +345,12 @@ def judge_incrementally(
       batch that was in flight;
     - two runs of the same model and sampling at once (two runs of one partition, on one machine or
       many) never send a key twice: each sends what it claimed and waits for the other's claims to
-      be stored, or to expire when the other died (leases of ``lease_s`` seconds, renewed while this
-      call runs);
+      be stored, or to expire when the other died (leases of ``policy.lease_s`` seconds, renewed while this
+      call runs; see :class:`JudgingPolicy`);
     - the result is always what the cache holds: when two writers answered the same key (a lease
       expired under a slow writer), the first stored answer is the one returned, by both;
     - a non-answer (:func:`is_non_answer`: flagged by the backend, or empty text) is stored as
-      such and is not final: a cached non-answer with fewer than ``max_attempts`` attempts is
+      such and is not final: a cached non-answer with fewer than ``policy.max_attempts`` attempts is
       claimed and sent again (once per call: a non-answer this call stored waits for the next
       call), and the store replaces it only if nobody asked it again meanwhile. An answer is never
       sent again, even text the study cannot parse: that is the model's judgment, counted invalid.
@@ -138,13 +377,8 @@ def judge_incrementally(
         Requests per call to ``judge.complete``.
     log
         A logger (``.info``) or a callable receiving one progress line per batch.
-    lease_s
-        How long a claim lasts without renewal.
-    poll_s
-        Pause between two looks at keys claimed by another writer (default ``lease_s / 10``,
-        at most 1 s).
-    max_attempts
-        Attempts per key before a non-answer is final.
+    policy
+        Leases, polling and attempts (:class:`JudgingPolicy`).
 
     Returns
     -------
@@ -157,162 +391,11 @@ def judge_incrementally(
         raise ValueError(f"n_runs must be >= 1, got {n_runs}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    if lease_s <= 0:
-        raise ValueError(f"lease_s must be > 0, got {lease_s}")
-    if max_attempts < 1:
-        raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
-    poll = min(1.0, lease_s / 10.0) if poll_s is None else float(poll_s)
-    runs = list(range(n_runs))
-    sampling_key = sampling.key()
-    backend = getattr(judge, "backend", type(judge).__name__)
-    stored = cache.lookup(model_name, sampling_key)
-    shas = [request.prompt_sha256 for request in requests]
-
-    # One representative request per prompt hash; identical prompts are sent once.
-    representative: dict[str, ChatRequest] = {}
-    for request, sha in zip(requests, shas, strict=True):
-        representative.setdefault(sha, request)
-    pending: dict[str, set[int]] = {}
-    #: Cached non-answers asked again, with the attempts they had (see JudgmentStore.claim).
-    again: dict[tuple[str, int], int] = {}
-    for sha in representative:
-        todo = set()
-        for run in runs:
-            row = stored.get((sha, run))
-            if row is None:
-                todo.add(run)
-            elif not row["answered"] and int(row["attempts"]) < max_attempts:
-                todo.add(run)
-                again[(sha, run)] = int(row["attempts"])
-        if todo:
-            pending[sha] = todo
-
-    total = len(representative) * n_runs
-    already = total - sum(len(todo) for todo in pending.values())
-    #: Keys this call stored itself (its answers are the cache's).
-    mine: set[tuple[str, int]] = set()
-    done = already
-    started = time.perf_counter()
-    sent = 0
-    waited_since: float | None = None
-    _emit(
-        log,
-        f"{model_name}: {total} completions needed ({len(requests)} requests x {n_runs} runs, "
-        f"{len(representative)} distinct prompts), {already} in the cache, {total - already} to send"
-        + (f" ({len(again)} of them non-answers asked again)" if again else ""),
-    )
-
-    def checked(completions: Iterable[tuple[str, Completion]]) -> list[tuple[str, Completion]]:
-        """The completions with ``answered`` set by the one definition of a non-answer."""
-        return [(sha, replace(c, answered=not is_non_answer(c.text, c.answered))) for sha, c in completions]
-
-    def settle(items: Mapping[tuple[str, int], Mapping[str, Any]]) -> int:
-        """Take completions found in the cache (stored by another writer) off the pending work."""
-        for (sha, run), row in items.items():
-            stored[(sha, run)] = dict(row)
-            left = pending.get(sha)
-            if left is not None:
-                left.discard(run)
-                if not left:
-                    del pending[sha]
-        return len(items)
-
-    owner = new_owner_id()
-    with cache.lease(owner, lease_s):
-        while pending:
-            progressed = False
-            for batch_runs, group in _by_runs(pending).items():
-                for start in range(0, len(group), batch_size):
-                    batch_shas = group[start : start + batch_size]
-                    outcome = cache.claim(
-                        model_name,
-                        sampling_key,
-                        [(sha, run) for sha in batch_shas for run in batch_runs],
-                        owner,
-                        lease_s,
-                        again,
-                    )
-                    found = settle(outcome.stored)
-                    done += found
-                    progressed = progressed or bool(found or outcome.claimed)
-                    claimed_runs: dict[str, list[int]] = {}
-                    for sha, run in outcome.claimed:
-                        claimed_runs.setdefault(sha, []).append(run)
-                    ordered = {sha: claimed_runs[sha] for sha in batch_shas if sha in claimed_runs}
-                    for sub_todo, sub_shas in _by_runs(ordered).items():
-                        batch = [representative[sha] for sha in sub_shas]
-                        try:
-                            answers = judge.complete(batch, sampling, list(sub_todo))
-                        except PartialBatchError as exc:
-                            partial = checked(
-                                (sub_shas[i], completion)
-                                for i, completions in exc.completed.items()
-                                for completion in completions
-                            )
-                            cache.store(model_name, sampling_key, backend, partial, owner, again)
-                            _emit(log, f"{model_name}: batch failed, stored {len(partial)} finished completions")
-                            raise
-                        if len(answers) != len(batch):
-                            raise RuntimeError(
-                                f"judge '{backend}' returned {len(answers)} answers for {len(batch)} requests"
-                            )
-                        items: list[tuple[str, Completion]] = []
-                        for sha, completions in zip(sub_shas, answers, strict=True):
-                            got = [c.run for c in completions]
-                            if got != list(sub_todo):
-                                raise RuntimeError(
-                                    f"judge '{backend}' returned runs {got} for prompt {sha[:12]}, "
-                                    f"expected {list(sub_todo)}"
-                                )
-                            items.extend((sha, completion) for completion in completions)
-                        items = checked(items)
-                        written = cache.store(model_name, sampling_key, backend, items, owner, again)
-                        mine.update(written)
-                        sent_now = {(sha, c.run): c for sha, c in items}
-                        settle(
-                            {item: _completion_row(sent_now[item], backend, again.get(item, 0) + 1) for item in written}
-                        )
-                        lost = [item for item in sent_now if item not in written]
-                        if lost:
-                            # Another writer stored these first (our lease had run out): theirs stand.
-                            settle(cache.fetch(model_name, sampling_key, lost))
-                        done += len(items)
-                        sent += len(items)
-                        elapsed = time.perf_counter() - started
-                        rate = sent / elapsed if elapsed > 0 else math.inf
-                        remaining = (total - done) / rate if rate > 0 and math.isfinite(rate) else 0.0
-                        _emit(
-                            log,
-                            f"{model_name}: {done}/{total} completions ({100.0 * done / max(total, 1):.1f}%), "
-                            f"{rate:.1f}/s, about {remaining:.0f} s left",
-                        )
-            if pending and not progressed:
+    call = _open_call(judge, model_name, requests, sampling, n_runs, cache, policy, log)
+    with cache.lease(call.owner, policy.lease_s):
+        while call.work.pending:
+            if not call.round(batch_size) and call.work.pending:
                 # Everything left is claimed by live writers: wait for their batches, or their leases.
-                now = time.perf_counter()
-                if waited_since is None or now - waited_since >= 60.0:
-                    waited_since = now
-                    _emit(
-                        log,
-                        f"{model_name}: waiting for {sum(len(r) for r in pending.values())} completions "
-                        "claimed by another run of the same model and sampling",
-                    )
-                time.sleep(poll)
-
-    results: list[CachedCompletion] = []
-    for request, sha in zip(requests, shas, strict=True):
-        for run in runs:
-            results.append(_cached(request, run, model_name, sha, sampling_key, stored[(sha, run)], (sha, run) in mine))
-    return results
-
-
-def _completion_row(completion: Completion, backend: str, attempts: int) -> dict[str, Any]:
-    return {
-        "text": completion.text,
-        "seed": completion.seed,
-        "latency_s": completion.latency_s,
-        "requested_at": completion.requested_at,
-        "completed_at": completion.completed_at,
-        "backend": backend,
-        "answered": completion.answered,
-        "attempts": attempts,
-    }
+                call.progress.waiting(call.work.left())
+                time.sleep(policy.poll)
+    return call.report(requests, n_runs)

@@ -41,13 +41,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from argassets.platform.judging import Completion, is_non_answer, utc_now
 from argassets.platform.secrets import redact
 
 __all__ = [
     "CACHE_ENV_VAR",
+    "CachedRow",
     "ClaimOutcome",
     "ITEM_COLUMNS",
     "JudgmentCache",
@@ -97,8 +98,22 @@ _VALUE_NAMES = tuple(name for name, _, _ in VALUE_COLUMNS)
 _KEY_NAMES = tuple(name for name, _, _ in KEY_COLUMNS)
 assert set(SCOPE_COLUMNS) | set(ITEM_COLUMNS) == set(_KEY_NAMES)
 
-#: A stored completion, by value column (see :data:`VALUE_COLUMNS`).
-Row = dict[str, Any]
+
+class CachedRow(TypedDict):
+    """A stored completion, by value column (see :data:`VALUE_COLUMNS`)."""
+
+    text: str
+    seed: int | None
+    latency_s: float
+    requested_at: str
+    completed_at: str
+    backend: str
+    answered: bool
+    attempts: int
+
+
+assert tuple(CachedRow.__annotations__) == _VALUE_NAMES
+Row = CachedRow
 #: ``(prompt_sha256, run)``.
 Item = tuple[str, int]
 #: Keys asked again, each with the attempts of the non-answer the caller saw.
@@ -111,10 +126,17 @@ def _settled(row: Row, seen: int) -> bool:
 
 
 def _typed(values: Sequence[Any]) -> Row:
-    row = dict(zip(_VALUE_NAMES, values, strict=True))
-    row["answered"] = bool(row["answered"])
-    row["attempts"] = int(row["attempts"])
-    return row
+    text, seed, latency_s, requested_at, completed_at, backend, answered, attempts = values
+    return CachedRow(
+        text=text,
+        seed=seed,
+        latency_s=latency_s,
+        requested_at=requested_at,
+        completed_at=completed_at,
+        backend=backend,
+        answered=bool(answered),
+        attempts=int(attempts),
+    )
 
 
 def new_owner_id() -> str:
@@ -245,9 +267,31 @@ class JudgmentStore:
         self.close()
 
 
+@dataclass(frozen=True)
+class _NewRow:
+    """A completion about to be stored: its key, its value and when it was stored."""
+
+    model: str
+    prompt_sha256: str
+    sampling_key: str
+    run: int
+    value: CachedRow
+    stored_at: str
+
+    @property
+    def item(self) -> Item:
+        return (self.prompt_sha256, self.run)
+
+    def column(self, name: str) -> Any:
+        """The value of one column of the ``completions`` table."""
+        if name in _VALUE_NAMES:
+            return cast(Mapping[str, Any], self.value)[name]
+        return getattr(self, name)
+
+
 def _rows(
     model: str, sampling_key: str, backend: str, items: Iterable[tuple[str, Completion]], again: Again | None
-) -> list[dict[str, Any]]:
+) -> list[_NewRow]:
     again = again or {}
     stored_at = utc_now()
     seen: set[Item] = set()
@@ -257,25 +301,19 @@ def _rows(
         if item in seen:
             continue
         seen.add(item)
-        rows.append(
-            {
-                "model": model,
-                "prompt_sha256": sha,
-                "sampling_key": sampling_key,
-                "run": int(c.run),
-                "text": c.text,
-                "seed": None if c.seed is None else int(c.seed),
-                "latency_s": float(c.latency_s),
-                "requested_at": c.requested_at,
-                "completed_at": c.completed_at,
-                "backend": backend,
-                "answered": not is_non_answer(c.text, c.answered),
-                "attempts": again.get(item, 0) + 1,
-                "stored_at": stored_at,
-            }
+        value = CachedRow(
+            text=c.text,
+            seed=None if c.seed is None else int(c.seed),
+            latency_s=float(c.latency_s),
+            requested_at=c.requested_at,
+            completed_at=c.completed_at,
+            backend=backend,
+            answered=not is_non_answer(c.text, c.answered),
+            attempts=again.get(item, 0) + 1,
         )
+        rows.append(_NewRow(model, sha, sampling_key, int(c.run), value, stored_at))
     # One order for every writer: concurrent transactions lock rows in the same sequence.
-    rows.sort(key=lambda row: (row["prompt_sha256"], row["run"]))
+    rows.sort(key=lambda row: row.item)
     return rows
 
 
@@ -432,7 +470,7 @@ class SQLiteJudgmentStore(JudgmentStore):
             return set()
         columns = (*_KEY_NAMES, *_VALUE_NAMES, "stored_at")
         names = ", ".join(columns)
-        values = [tuple(row[c] for c in columns) for row in rows]
+        values = [tuple(row.column(c) for c in columns) for row in rows]
         replace = ", ".join(f"{name} = excluded.{name}" for name in (*_VALUE_NAMES, "stored_at"))
         with self._transaction() as conn:
             before = conn.total_changes
@@ -445,23 +483,18 @@ class SQLiteJudgmentStore(JudgmentStore):
                 values,
             )
             if conn.total_changes - before == len(rows):
-                written = {(row["prompt_sha256"], row["run"]) for row in rows}
+                written = {row.item for row in rows}
             else:
                 # Some keys were stored by another writer first (rare: a lease ran out): ours are
                 # the rows now holding exactly what we stored, in this transaction.
-                self._load_wanted(conn, ((row["prompt_sha256"], row["run"]) for row in rows))
+                self._load_wanted(conn, (row.item for row in rows))
                 held = self._fetch_wanted(conn, model, sampling_key)
-                written = set()
-                for row in rows:
-                    item = (row["prompt_sha256"], row["run"])
-                    stored = held.get(item)
-                    if stored is not None and all(stored[name] == row[name] for name in _VALUE_NAMES):
-                        written.add(item)
+                written = {row.item for row in rows if held.get(row.item) == row.value}
             if owner is not None:
                 conn.executemany(
                     "DELETE FROM claims WHERE model = ? AND sampling_key = ? AND prompt_sha256 = ? AND run = ? "
                     "AND owner = ?",
-                    [(model, sampling_key, row["prompt_sha256"], row["run"], owner) for row in rows],
+                    [(model, sampling_key, row.prompt_sha256, row.run, owner) for row in rows],
                 )
         return written
 
@@ -695,7 +728,7 @@ class PostgresJudgmentStore(JudgmentStore):
             return set()
         typed = [(name, pg_type) for name, _, pg_type in KEY_COLUMNS + VALUE_COLUMNS] + [("stored_at", "TEXT")]
         names = [name for name, _ in typed]
-        arrays = [[row[name] for row in rows] for name in names]
+        arrays = [[row.column(name) for row in rows] for name in names]
         unnest = ", ".join(f"%s::{_pg_array_type(pg_type)}" for _, pg_type in typed)
         replace = ", ".join(f"{name} = EXCLUDED.{name}" for name in (*_VALUE_NAMES, "stored_at"))
         # As in SQLite: only the non-answer the caller asked again is replaced, never an answer.
@@ -715,7 +748,7 @@ class PostgresJudgmentStore(JudgmentStore):
                     "DELETE FROM claims USING unnest(%s::text[], %s::integer[]) AS done(d_sha, d_run) "
                     "WHERE model = %s AND sampling_key = %s AND prompt_sha256 = d_sha AND run = d_run "
                     "AND owner = %s",
-                    ([row["prompt_sha256"] for row in rows], [row["run"] for row in rows], model, sampling_key, owner),
+                    ([row.prompt_sha256 for row in rows], [row.run for row in rows], model, sampling_key, owner),
                 )
             return written
 

@@ -111,7 +111,6 @@ def judge_partition(
             cache,
             batch_size=default_batch_size(entry),
             log=context.log,
-            max_attempts=MAX_ATTEMPTS,
         )
     finally:
         cache.close()

@@ -125,6 +125,73 @@ class PairwiseStudy:
 _BIN_LABEL = re.compile(r"^(\d+)-(\d+)$")
 
 
+def _pairwise_items(sample: pd.DataFrame, item_columns: list[str], sample_path: Path) -> pd.DataFrame:
+    """The 100 items, with the decile of each as ``bin_index``."""
+    items = sample[item_columns].copy()
+    bin_index = []
+    for meta_id, label in zip(items["meta_id"], items["bin"], strict=True):
+        match = _BIN_LABEL.match(str(label))
+        if not match or int(match.group(2)) - int(match.group(1)) != 10:
+            raise ValueError(f"{sample_path}: item {meta_id!r}: bin {label!r} is not a decile like '10-20'")
+        bin_index.append(int(match.group(1)) // 10)
+    items.insert(2, "bin_index", bin_index)
+    return items
+
+
+def _check_pairs(pairs: pd.DataFrame, known: set[str], pairs_path: Path, sample_path: Path) -> None:
+    """Every pair names two different known items, and no unordered pair occurs twice."""
+    for column in ("id1", "id2"):
+        unknown = pairs[~pairs[column].isin(known)]
+        if len(unknown):
+            raise ValueError(f"{pairs_path}: {column} {unknown[column].iloc[0]!r} is not an item of {sample_path.name}")
+    self_pairs = pairs[pairs["id1"] == pairs["id2"]]
+    if len(self_pairs):
+        raise ValueError(f"{pairs_path}: pair of {self_pairs['id1'].iloc[0]!r} with itself")
+    unordered = [tuple(sorted(p)) for p in zip(pairs["id1"], pairs["id2"], strict=True)]
+    if len(set(unordered)) != len(unordered):
+        seen: set[tuple[str, str]] = set()
+        for pair in unordered:
+            if pair in seen:
+                raise ValueError(f"{pairs_path}: pair {pair} occurs twice")
+            seen.add(pair)
+
+
+def _framing_votes(
+    human_dir: Path, framing: str, pair_set: set[tuple[str, str]], votes_per_framing: int, pairs_path: Path
+) -> pd.DataFrame:
+    """The votes of one framing (``left`` or ``right``), each pair with exactly ``votes_per_framing``."""
+    path = human_dir / f"pairwise_{framing}_framed.csv"
+    votes = _read_csv(path, ["meta_id1", "meta_id2", "label"])
+    bad = votes[~votes["label"].isin([0, 1, 2])]
+    if len(bad):
+        row = bad.index[0]
+        raise ValueError(f"{path}: data row {row}: label {bad['label'].iloc[0]} is not 0, 1 or 2")
+    keys = list(zip(votes["meta_id1"], votes["meta_id2"], strict=True))
+    outside = [k for k in keys if k not in pair_set]
+    if outside:
+        raise ValueError(f"{path}: votes for pair {outside[0]} which is not one of {pairs_path.name} (in that order)")
+    counts = pd.Series(keys).value_counts()
+    missing = [p for p in pair_set if counts.get(p, 0) != votes_per_framing]
+    if missing:
+        raise ValueError(
+            f"{path}: pair {sorted(missing)[0]} has {counts.get(sorted(missing)[0], 0)} votes, "
+            f"expected {votes_per_framing}"
+        )
+    return votes[["meta_id1", "meta_id2", "label"]].assign(framing=framing)
+
+
+def _published_scores(sample: pd.DataFrame, sample_path: Path) -> pd.DataFrame:
+    """The published score arrays of every item, per model prefix."""
+    rows = []
+    for prefix in _prefixes(sample.columns, _ARRAY_SUFFIX):
+        na_column = prefix + _NA_COUNT_SUFFIX
+        if na_column not in sample.columns:
+            raise ValueError(f"{sample_path}: {prefix}{_ARRAY_SUFFIX} has no {na_column}")
+        for meta_id, text, na in zip(sample["meta_id"], sample[prefix + _ARRAY_SUFFIX], sample[na_column], strict=True):
+            rows.append((prefix, meta_id, _parse_int_list(text, f"{sample_path}: item {meta_id!r}, {prefix}"), int(na)))
+    return pd.DataFrame(rows, columns=["prefix", "meta_id", "scores", "na_count"])
+
+
 def read_pairwise_study(human_dir: str | Path, votes_per_framing: int = 3) -> PairwiseStudy:
     """Read the pairwise study files and check them against each other.
 
@@ -154,61 +221,14 @@ def read_pairwise_study(human_dir: str | Path, votes_per_framing: int = 3) -> Pa
     duplicated = sample["meta_id"][sample["meta_id"].duplicated()]
     if len(duplicated):
         raise ValueError(f"{sample_path}: meta_id {duplicated.iloc[0]!r} occurs twice")
-    items = sample[item_columns].copy()
-    bin_index = []
-    for meta_id, label in zip(items["meta_id"], items["bin"], strict=True):
-        match = _BIN_LABEL.match(str(label))
-        if not match or int(match.group(2)) - int(match.group(1)) != 10:
-            raise ValueError(f"{sample_path}: item {meta_id!r}: bin {label!r} is not a decile like '10-20'")
-        bin_index.append(int(match.group(1)) // 10)
-    items.insert(2, "bin_index", bin_index)
-    known = set(items["meta_id"])
-    for column in ("id1", "id2"):
-        unknown = pairs[~pairs[column].isin(known)]
-        if len(unknown):
-            raise ValueError(f"{pairs_path}: {column} {unknown[column].iloc[0]!r} is not an item of {sample_path.name}")
-    self_pairs = pairs[pairs["id1"] == pairs["id2"]]
-    if len(self_pairs):
-        raise ValueError(f"{pairs_path}: pair of {self_pairs['id1'].iloc[0]!r} with itself")
-    unordered = [tuple(sorted(p)) for p in zip(pairs["id1"], pairs["id2"], strict=True)]
-    if len(set(unordered)) != len(unordered):
-        seen: set[tuple[str, str]] = set()
-        for pair in unordered:
-            if pair in seen:
-                raise ValueError(f"{pairs_path}: pair {pair} occurs twice")
-            seen.add(pair)
+    items = _pairwise_items(sample, item_columns, sample_path)
+    _check_pairs(pairs, set(items["meta_id"]), pairs_path, sample_path)
     pair_set = set(zip(pairs["id1"], pairs["id2"], strict=True))
-    frames = []
-    for framing in ("left", "right"):
-        path = human_dir / f"pairwise_{framing}_framed.csv"
-        votes = _read_csv(path, ["meta_id1", "meta_id2", "label"])
-        bad = votes[~votes["label"].isin([0, 1, 2])]
-        if len(bad):
-            row = bad.index[0]
-            raise ValueError(f"{path}: data row {row}: label {bad['label'].iloc[0]} is not 0, 1 or 2")
-        keys = list(zip(votes["meta_id1"], votes["meta_id2"], strict=True))
-        outside = [k for k in keys if k not in pair_set]
-        if outside:
-            raise ValueError(
-                f"{path}: votes for pair {outside[0]} which is not one of {pairs_path.name} (in that order)"
-            )
-        counts = pd.Series(keys).value_counts()
-        missing = [p for p in pair_set if counts.get(p, 0) != votes_per_framing]
-        if missing:
-            raise ValueError(
-                f"{path}: pair {sorted(missing)[0]} has {counts.get(sorted(missing)[0], 0)} votes, "
-                f"expected {votes_per_framing}"
-            )
-        frames.append(votes[["meta_id1", "meta_id2", "label"]].assign(framing=framing))
+    frames = [
+        _framing_votes(human_dir, framing, pair_set, votes_per_framing, pairs_path) for framing in ("left", "right")
+    ]
     votes = pd.concat(frames, ignore_index=True)[["framing", "meta_id1", "meta_id2", "label"]]
-    rows = []
-    for prefix in _prefixes(sample.columns, _ARRAY_SUFFIX):
-        na_column = prefix + _NA_COUNT_SUFFIX
-        if na_column not in sample.columns:
-            raise ValueError(f"{sample_path}: {prefix}{_ARRAY_SUFFIX} has no {na_column}")
-        for meta_id, text, na in zip(sample["meta_id"], sample[prefix + _ARRAY_SUFFIX], sample[na_column], strict=True):
-            rows.append((prefix, meta_id, _parse_int_list(text, f"{sample_path}: item {meta_id!r}, {prefix}"), int(na)))
-    published = pd.DataFrame(rows, columns=["prefix", "meta_id", "scores", "na_count"])
+    published = _published_scores(sample, sample_path)
     return PairwiseStudy(
         items=items.reset_index(drop=True),
         pairs=pairs[["id1", "id2", "cat1", "cat2"]],

@@ -242,8 +242,18 @@ class ExportResult:
     seconds: float = 0.0
 
 
-class InjectedFailure(RuntimeError):
-    """Raised by :func:`export_kb` when ``fail_after_batches`` is reached (crash tests)."""
+class ExportHooks:
+    """Points where a caller acts during :func:`export_kb`; these do nothing. Crash and race tests
+    inject a subclass (an exception raised here leaves the previous graph visible)."""
+
+    def before_batch(self, batches_written: int) -> None:
+        """Called before each staging batch is written."""
+
+    def before_switch(self) -> None:
+        """Called after the counts check, before the switch."""
+
+
+NO_HOOKS = ExportHooks()
 
 
 class ExportLockedError(Neo4jExportError):
@@ -428,6 +438,85 @@ def _switch(tx, holder: str, stamp: str) -> tuple[int, int]:
     return int(retired), int(promoted)
 
 
+@dataclass
+class _Export:
+    """One export's fixed context and its result so far: the state its steps share."""
+
+    driver: Driver
+    database: str
+    stamp: str
+    batch_size: int
+    lease_s: float
+    hooks: ExportHooks
+    log: Callable[[str], None]
+    result: ExportResult
+
+    def write_batch(self, query: str, rows: Sequence[dict]) -> None:
+        """One staging batch in its own write transaction; the lease is renewed after it."""
+        self.hooks.before_batch(self.result.batches)
+        with self.driver.session(database=self.database) as session:
+            session.execute_write(lambda tx: tx.run(query, rows=list(rows), stamp=self.stamp).consume())
+        self.result.batches += 1
+        renew_lock(self.driver, self.database, self.stamp, self.lease_s)
+
+    def remove_leftovers(self) -> None:
+        """Staged nodes of an export that died (we hold the lease), and retired ones not pruned."""
+        removed = _delete_in_batches(self.driver, self.database, STAGING_LABEL, self.batch_size)
+        removed += _delete_in_batches(self.driver, self.database, RETIRED_LABEL, self.batch_size)
+        self.result.leftover_nodes_removed = removed
+
+    def stage(self, node_rows: Sequence[dict], relations: pd.DataFrame) -> None:
+        """Write the nodes, then the relationships of each type, under this export's stamp."""
+        for batch in _batches(node_rows, self.batch_size):
+            self.write_batch(NODE_QUERY, batch)
+            self.result.nodes += len(batch)
+        self.log(
+            f"neo4j export {self.stamp}: {self.result.nodes} {ARGUMENT_LABEL} nodes staged "
+            f"in {self.result.batches} batches"
+        )
+        for relationship_type in RELATIONSHIP_TYPES:
+            rows = relation_rows(relations, relationship_type)
+            query = relationship_query(relationship_type)
+            for batch in _batches(rows, self.batch_size):
+                self.write_batch(query, batch)
+            self.result.relationships[relationship_type] = len(rows)
+            self.log(f"neo4j export {self.stamp}: {len(rows)} {relationship_type} relationships staged")
+
+    def check(self, expected: dict[str, int]) -> None:
+        staged = staged_counts(self.driver, self.database, self.stamp)
+        if staged != expected:
+            raise CountsMismatchError(f"staged graph holds {staged}, the tables {expected}: not switched")
+
+    def switch_and_prune(self) -> None:
+        """Make the staged graph the visible one in one transaction, then delete the retired one."""
+        self.hooks.before_switch()
+        with self.driver.session(database=self.database) as session:
+            self.result.stale_nodes_removed, promoted = session.execute_write(_switch, self.stamp, self.stamp)
+        self.log(
+            f"neo4j export {self.stamp}: switched ({promoted} nodes live, {self.result.stale_nodes_removed} retired)"
+        )
+        self.result.stale_relationships_removed = _retired_relationships(self.driver, self.database)
+        _delete_in_batches(self.driver, self.database, RETIRED_LABEL, self.batch_size)
+
+    def release(self) -> None:
+        try:
+            release_lock(self.driver, self.database, self.stamp)
+        except Exception as exc:  # the server may be gone; the lease then expires by itself
+            self.log(
+                f"neo4j export {self.stamp}: could not release the lock ({type(exc).__name__}); "
+                f"it expires in {self.lease_s:.0f} s"
+            )
+
+
+def _check_tables(arguments: pd.DataFrame, relations: pd.DataFrame) -> None:
+    if arguments[ARGUMENT_KEY].duplicated().any():
+        dup = arguments.loc[arguments[ARGUMENT_KEY].duplicated(), ARGUMENT_KEY].iloc[0]
+        raise ValueError(f"argument id {dup!r} occurs twice: ids must be unique")
+    unknown = set(relations["relation"]) - set(RELATIONSHIP_TYPES)
+    if unknown:
+        raise ValueError(f"unknown relation types {sorted(unknown)}")
+
+
 def export_kb(
     driver: Driver,
     database: str,
@@ -436,21 +525,19 @@ def export_kb(
     predictions: Mapping[str, Mapping[str, object]] | None = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     log: Callable[[str], None] | None = None,
-    fail_after_batches: int | None = None,
     stamp: str | None = None,
     lease_s: float = DEFAULT_LEASE_S,
     lock_wait_s: float = DEFAULT_LOCK_WAIT_S,
-    before_switch: Callable[[], None] | None = None,
+    hooks: ExportHooks = NO_HOOKS,
 ) -> ExportResult:
     """Lock, stage, check, switch, prune (see the module docstring).
 
     Parameters
     ----------
     predictions : mapping argument id -> extra node properties (``pred_<system>_<stat>``), optional.
-    fail_after_batches : for tests only: raise :class:`InjectedFailure` after that many batches.
     stamp : the export stamp (default: :func:`new_stamp`); it also names the lock holder.
     lease_s, lock_wait_s : lease length, and how long to wait for another export's lease.
-    before_switch : for tests only: called after the counts check, before the switch.
+    hooks : called before each batch and before the switch (:class:`ExportHooks`).
 
     Returns
     -------
@@ -458,66 +545,26 @@ def export_kb(
 
     Raises
     ------
-    ExportLockedError, LeaseLostError, CountsMismatchError, InjectedFailure
+    ExportLockedError, LeaseLostError, CountsMismatchError, or whatever a hook raises
         In every case the visible graph is the previous complete one.
     """
     log = log or (lambda message: None)
     started = time.perf_counter()
-    if arguments[ARGUMENT_KEY].duplicated().any():
-        dup = arguments.loc[arguments[ARGUMENT_KEY].duplicated(), ARGUMENT_KEY].iloc[0]
-        raise ValueError(f"argument id {dup!r} occurs twice: ids must be unique")
-    unknown = set(relations["relation"]) - set(RELATIONSHIP_TYPES)
-    if unknown:
-        raise ValueError(f"unknown relation types {sorted(unknown)}")
+    _check_tables(arguments, relations)
     node_rows = argument_rows(arguments, predictions)
     ensure_constraints(driver, database)
     stamp = stamp or new_stamp()
-    result = ExportResult(stamp=stamp)
+    export = _Export(driver, database, stamp, batch_size, lease_s, hooks, log, ExportResult(stamp=stamp))
+    result = export.result
     result.lock_wait_s = acquire_lock(driver, database, stamp, lease_s=lease_s, wait_s=lock_wait_s, log=log)
     try:
-        # whatever is staged now belongs to an export that died (we hold the lease); retired nodes
-        # are what a died export had switched away but not yet pruned
-        result.leftover_nodes_removed = _delete_in_batches(driver, database, STAGING_LABEL, batch_size)
-        result.leftover_nodes_removed += _delete_in_batches(driver, database, RETIRED_LABEL, batch_size)
-
-        def run_batch(query: str, rows: Sequence[dict]) -> None:
-            if fail_after_batches is not None and result.batches >= fail_after_batches:
-                raise InjectedFailure(f"injected failure after {result.batches} batches")
-            with driver.session(database=database) as session:
-                session.execute_write(lambda tx: tx.run(query, rows=list(rows), stamp=stamp).consume())
-            result.batches += 1
-            renew_lock(driver, database, stamp, lease_s)
-
+        export.remove_leftovers()
         result.prediction_properties = sum(len(p) for p in (predictions or {}).values())
-        for batch in _batches(node_rows, batch_size):
-            run_batch(NODE_QUERY, batch)
-            result.nodes += len(batch)
-        log(f"neo4j export {stamp}: {result.nodes} {ARGUMENT_LABEL} nodes staged in {result.batches} batches")
-        for relationship_type in RELATIONSHIP_TYPES:
-            rows = relation_rows(relations, relationship_type)
-            query = relationship_query(relationship_type)
-            for batch in _batches(rows, batch_size):
-                run_batch(query, batch)
-            result.relationships[relationship_type] = len(rows)
-            log(f"neo4j export {stamp}: {len(rows)} {relationship_type} relationships staged")
-        expected = expected_counts(arguments, relations)
-        staged = staged_counts(driver, database, stamp)
-        if staged != expected:
-            raise CountsMismatchError(f"staged graph holds {staged}, the tables {expected}: not switched")
-        if before_switch is not None:
-            before_switch()
-        with driver.session(database=database) as session:
-            result.stale_nodes_removed, promoted = session.execute_write(_switch, stamp, stamp)
-        log(f"neo4j export {stamp}: switched ({promoted} nodes live, {result.stale_nodes_removed} retired)")
-        result.stale_relationships_removed = _retired_relationships(driver, database)
-        _delete_in_batches(driver, database, RETIRED_LABEL, batch_size)
+        export.stage(node_rows, relations)
+        export.check(expected_counts(arguments, relations))
+        export.switch_and_prune()
     finally:
-        try:
-            release_lock(driver, database, stamp)
-        except Exception as exc:  # the server may be gone; the lease then expires by itself
-            log(
-                f"neo4j export {stamp}: could not release the lock ({type(exc).__name__}); it expires in {lease_s:.0f} s"
-            )
+        export.release()
     result.seconds = time.perf_counter() - started
     log(
         f"neo4j export done in {result.seconds:.1f} s ({result.batches} batches, "

@@ -204,6 +204,27 @@ def _parse_rows_by_line(path: Path, lines: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=_FRAME_COLUMNS)
 
 
+def _keyed_by_argument(
+    published: pd.DataFrame, judge_model: str, argument_rows: pd.DataFrame | None
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """The published rows and the argument id of each: KB arguments when ``argument_rows`` is
+    given (one row per argument), else ``paper:<nodeID>``."""
+    if argument_rows is not None:
+        have = set(published["node_id"].astype(int))
+        lacking = sorted(set(argument_rows["published_index"].astype(int)) - have)
+        if lacking:
+            raise ValueError(
+                f"published predictions of '{judge_model}' lack nodeID {lacking[0]} "
+                f"({len(lacking)} rows that KB arguments carry are missing; is the file truncated?)"
+            )
+        keyed = argument_rows[["argument_id", "published_index"]].merge(
+            published, left_on="published_index", right_on="node_id", how="left", sort=False
+        )
+        argument_ids = keyed["argument_id"].astype(str).to_numpy(dtype=object)
+        return keyed, argument_ids
+    return published, np.array([published_argument_id(n) for n in published["node_id"]], dtype=object)
+
+
 def published_tsv_to_predictions(
     published: pd.DataFrame,
     judge_model: str,
@@ -246,21 +267,7 @@ def published_tsv_to_predictions(
         When an argument has more scores and NAs than ``n_repetitions`` (names the ``nodeID``), or
         ``argument_rows`` names a ``nodeID`` the file lacks.
     """
-    if argument_rows is not None:
-        have = set(published["node_id"].astype(int))
-        lacking = sorted(set(argument_rows["published_index"].astype(int)) - have)
-        if lacking:
-            raise ValueError(
-                f"published predictions of '{judge_model}' lack nodeID {lacking[0]} "
-                f"({len(lacking)} rows that KB arguments carry are missing; is the file truncated?)"
-            )
-        keyed = argument_rows[["argument_id", "published_index"]].merge(
-            published, left_on="published_index", right_on="node_id", how="left", sort=False
-        )
-        argument_ids = keyed["argument_id"].astype(str).to_numpy(dtype=object)
-        published = keyed
-    else:
-        argument_ids = np.array([published_argument_id(n) for n in published["node_id"]], dtype=object)
+    published, argument_ids = _keyed_by_argument(published, judge_model, argument_rows)
     # Every row becomes exactly n_repetitions answers: its scores, its NAs, then missing ones.
     n_scores = published["scores"].map(len).to_numpy(dtype=np.int64)
     na_counts = published["na_count"].to_numpy(dtype=np.int64)
@@ -272,6 +279,22 @@ def published_tsv_to_predictions(
             f"{n_scores[first]} scores and {published['na_count'].iloc[first]} NA answers, more than "
             f"{n_repetitions} repetitions"
         )
+    return pd.DataFrame(
+        {
+            "judge_model": judge_model,
+            "argument_id": np.repeat(argument_ids, n_repetitions),
+            "published_index": pd.array(
+                np.repeat(published["node_id"].to_numpy(dtype=np.int64), n_repetitions), dtype="Int64"
+            ),
+            **_repetitions(published, n_scores, na_counts, n_repetitions),
+        }
+    )
+
+
+def _repetitions(
+    published: pd.DataFrame, n_scores: np.ndarray, na_counts: np.ndarray, n_repetitions: int
+) -> dict[str, np.ndarray]:
+    """Per row and repetition: its scores in array order, then its NAs, then missing (invalid) ones."""
     n_rows = len(published)
     published_values = [value for row in published["scores"] for value in row]
     values = np.asarray(published_values, dtype=float)
@@ -286,20 +309,7 @@ def published_tsv_to_predictions(
     is_valid[is_score] = in_range
     raw = np.where(is_na, "NA", "").astype(object)
     raw[is_score] = [str(value) for value in published_values]
-    return pd.DataFrame(
-        {
-            "judge_model": judge_model,
-            "argument_id": np.repeat(argument_ids, n_repetitions),
-            "published_index": pd.array(
-                np.repeat(published["node_id"].to_numpy(dtype=np.int64), n_repetitions), dtype="Int64"
-            ),
-            "repetition": repetition,
-            "raw_output": raw,
-            "score": score,
-            "is_na": is_na,
-            "is_valid": is_valid,
-        }
-    )
+    return {"repetition": repetition, "raw_output": raw, "score": score, "is_na": is_na, "is_valid": is_valid}
 
 
 def published_file_counts(published: pd.DataFrame, n_repetitions: int = 5) -> tuple[int, int, int]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -43,6 +44,51 @@ def _strip_speaker(locution: str, speaker: str | None) -> str:
 MATCH_COLUMNS = ["study", "meta_id", "argument_id", "match", "n_candidates", "published_index"]
 
 
+@dataclass
+class _TextIndex:
+    """KB argument ids (in ``argument_id`` order) by exact and normalised text, for
+    :func:`match_study_items`."""
+
+    exact: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    normal: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    by_prop: dict[str, list[str]] = field(default_factory=dict)
+    by_loc: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, arguments: pd.DataFrame) -> _TextIndex:
+        kb = arguments[["argument_id", "locution", "proposition"]].copy()
+        kb["argument_id"] = kb["argument_id"].astype(str)
+        kb = kb.sort_values("argument_id", kind="stable")
+        index = cls()
+        for argument_id, locution, proposition in zip(
+            kb["argument_id"], kb["locution"], kb["proposition"], strict=True
+        ):
+            index.exact.setdefault((locution, proposition), []).append(argument_id)
+            nl, np_ = normalise_text(locution), normalise_text(proposition)
+            index.normal.setdefault((nl, np_), []).append(argument_id)
+            index.by_prop.setdefault(np_, []).append(argument_id)
+            index.by_loc.setdefault(nl, []).append(argument_id)
+        return index
+
+    def match(self, locution: str, proposition: str, speaker: str | None) -> tuple[str | None, str, int]:
+        """``(argument_id, how, n_candidates)`` of one study item (see :func:`match_study_items`)."""
+        found = self.exact.get((locution, proposition))
+        if found:
+            return found[0], "exact", len(found)
+        nl = normalise_text(_strip_speaker(locution, speaker))
+        np_ = normalise_text(proposition)
+        found = self.normal.get((nl, np_))
+        if found:
+            return found[0], "normalised", len(found)
+        found = self.by_prop.get(np_)
+        if np_ and found and len(set(found)) == 1:
+            return found[0], "proposition", 1
+        found = self.by_loc.get(nl)
+        if nl and found and len(set(found)) == 1:
+            return found[0], "locution", 1
+        return None, "unmatched", 0
+
+
 def match_study_items(
     arguments: pd.DataFrame,
     pointwise_items: pd.DataFrame | None = None,
@@ -77,37 +123,7 @@ def match_study_items(
         ``study``, ``meta_id``, ``argument_id``, ``match``, ``n_candidates``, ``published_index``
         (pairwise ``prediction_index``, else null), pairwise items first.
     """
-    kb = arguments[["argument_id", "locution", "proposition"]].copy()
-    kb["argument_id"] = kb["argument_id"].astype(str)
-    kb = kb.sort_values("argument_id", kind="stable")
-    exact: dict[tuple[str, str], list[str]] = {}
-    normal: dict[tuple[str, str], list[str]] = {}
-    by_prop: dict[str, list[str]] = {}
-    by_loc: dict[str, list[str]] = {}
-    for argument_id, locution, proposition in zip(kb["argument_id"], kb["locution"], kb["proposition"], strict=True):
-        exact.setdefault((locution, proposition), []).append(argument_id)
-        nl, np_ = normalise_text(locution), normalise_text(proposition)
-        normal.setdefault((nl, np_), []).append(argument_id)
-        by_prop.setdefault(np_, []).append(argument_id)
-        by_loc.setdefault(nl, []).append(argument_id)
-
-    def one(locution: str, proposition: str, speaker: str | None) -> tuple[str | None, str, int]:
-        found = exact.get((locution, proposition))
-        if found:
-            return found[0], "exact", len(found)
-        nl = normalise_text(_strip_speaker(locution, speaker))
-        np_ = normalise_text(proposition)
-        found = normal.get((nl, np_))
-        if found:
-            return found[0], "normalised", len(found)
-        found = by_prop.get(np_)
-        if np_ and found and len(set(found)) == 1:
-            return found[0], "proposition", 1
-        found = by_loc.get(nl)
-        if nl and found and len(set(found)) == 1:
-            return found[0], "locution", 1
-        return None, "unmatched", 0
-
+    texts = _TextIndex.of(arguments)
     rows: list[tuple[str, str, str | None, str, int, int | None]] = []
     if pairwise_items is not None:
         for meta_id, locution, proposition, speaker, index in zip(
@@ -118,13 +134,13 @@ def match_study_items(
             pairwise_items["prediction_index"],
             strict=True,
         ):
-            argument_id, how, n = one(locution, proposition, speaker)
+            argument_id, how, n = texts.match(locution, proposition, speaker)
             rows.append(("pairwise", meta_id, argument_id, how, n, int(index)))
     if pointwise_items is not None:
         for meta_id, locution, proposition in zip(
             pointwise_items["meta_id"], pointwise_items["locution"], pointwise_items["proposition"], strict=True
         ):
-            argument_id, how, n = one(locution, proposition, None)
+            argument_id, how, n = texts.match(locution, proposition, None)
             rows.append(("pointwise", meta_id, argument_id, how, n, None))
     out = pd.DataFrame(rows, columns=MATCH_COLUMNS)
     out["n_candidates"] = out["n_candidates"].astype("int64")

@@ -11,18 +11,14 @@ from argassets.argument_quality.agreement import cohen_kappa
 from argassets.argument_quality.published import (
     PUBLISHED_FILES,
     PUBLISHED_METRICS,
-    label_bootstrap,
-    metric_intervals,
     published_grid_problems,
     published_model_names,
     published_report_rows,
     published_rows_problems,
     read_published_table,
-    reproduction_summary,
-    reproduction_table,
-    score_bootstrap,
-    with_published,
 )
+from argassets.argument_quality.published_reproduction import reproduction_summary, reproduction_table, with_published
+from argassets.argument_quality.published_resampling import label_bootstrap, metric_intervals, score_bootstrap
 from argassets.platform.registry import load_registry
 
 METRICS = list(PUBLISHED_METRICS.values())

@@ -10,15 +10,14 @@ from scipy import optimize
 from sklearn.metrics import cohen_kappa_score
 
 from argassets.argument_quality.length_bias import (
-    length_bias_problems,
-    length_bias_report,
-    length_controlled_bt,
     length_strata,
     log_length_ratio,
     longer_share,
     partial_correlation,
     stratified_agreement,
 )
+from argassets.argument_quality.length_bias_model import length_controlled_bt
+from argassets.argument_quality.length_bias_report import length_bias_problems, length_bias_report
 from argassets.platform.bradley_terry import z_normalise
 
 A, B, TIE, MISSING = 0, 1, 2, -1

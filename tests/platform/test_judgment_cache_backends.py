@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from argassets.platform.incremental_judging import judge_incrementally
+from argassets.platform.incremental_judging import JudgingPolicy, judge_incrementally
 from argassets.platform.judging import ChatRequest, Completion, SamplingParams, utc_now
 from argassets.platform.judgment_cache import (
     JudgmentCache,
@@ -99,7 +99,9 @@ def _writer(
     out = {}
     for model in models:
         judge = LoggingJudge(os.path.join(folder, f"sent-{tag}-{model}.log"), tag, delay_s, block_on_call)
-        results = judge_incrementally(judge, model, requests, SAMPLING, 3, cache, batch_size=4, lease_s=lease_s)
+        results = judge_incrementally(
+            judge, model, requests, SAMPLING, 3, cache, batch_size=4, policy=JudgingPolicy(lease_s=lease_s)
+        )
         out[model] = [[c.prompt_sha256, c.run, c.text, c.from_cache] for c in results]
     cache.close()
     with open(os.path.join(folder, f"result-{tag}.json"), "w", encoding="utf-8") as handle:
@@ -203,7 +205,9 @@ def test_claims_of_a_failed_call_are_released_at_once(cache_location: str) -> No
             raise RuntimeError("endpoint down")
 
     with pytest.raises(RuntimeError, match="endpoint down"):
-        judge_incrementally(Failing(), "m", _requests(5), SAMPLING, 3, cache, batch_size=2, lease_s=600)
+        judge_incrementally(
+            Failing(), "m", _requests(5), SAMPLING, 3, cache, batch_size=2, policy=JudgingPolicy(lease_s=600)
+        )
     assert cache.claims() == 0 and cache.count() == 0
     cache.close()
 
@@ -226,7 +230,14 @@ def test_a_writer_waits_for_keys_another_holds(cache_location: str, tmp_path: Pa
     thread.start()
     started = time.perf_counter()
     results = judge_incrementally(
-        judge, "m", requests, SAMPLING, 3, open_judgment_cache(cache_location), batch_size=2, lease_s=60, poll_s=0.1
+        judge,
+        "m",
+        requests,
+        SAMPLING,
+        3,
+        open_judgment_cache(cache_location),
+        batch_size=2,
+        policy=JudgingPolicy(lease_s=60, poll_s=0.1),
     )
     thread.join()
     assert time.perf_counter() - started >= 0.9

@@ -23,7 +23,7 @@ import duckdb
 import pandas as pd
 
 from argassets.argument_quality.assets import judgments
-from argassets.platform.incremental_judging import MAX_ATTEMPTS, judge_incrementally
+from argassets.platform.incremental_judging import MAX_ATTEMPTS, JudgingPolicy, judge_incrementally
 from argassets.platform.judging import CachedCompletion, ChatRequest, Completion, SamplingParams, is_non_answer, utc_now
 from argassets.platform.judgment_cache import new_owner_id, open_judgment_cache
 from argassets.platform.pairwise.labels import LABELS
@@ -269,7 +269,7 @@ def test_two_runs_asking_the_same_non_answers_again_send_each_once(cache_locatio
         cache.count()  # connected before the start
         barrier.wait()
         results[tag] = judge_incrementally(
-            judges[tag], "m", requests, SAMPLING, 2, cache, batch_size=2, lease_s=30, poll_s=0.02
+            judges[tag], "m", requests, SAMPLING, 2, cache, batch_size=2, policy=JudgingPolicy(lease_s=30, poll_s=0.02)
         )
         cache.close()
 

@@ -14,6 +14,19 @@ from argassets.political import neo4j_export as nx
 pytestmark = pytest.mark.neo4j
 
 
+class InjectedCrash(RuntimeError):
+    """The export died mid-way (raised by a hook, as a killed process would stop)."""
+
+
+class CrashBeforeBatch(nx.ExportHooks):
+    def __init__(self, batch: int) -> None:
+        self.batch = batch
+
+    def before_batch(self, batches_written: int) -> None:
+        if batches_written >= self.batch:
+            raise InjectedCrash(f"injected crash after {batches_written} batches")
+
+
 def small_kb() -> tuple[pd.DataFrame, pd.DataFrame]:
     arguments = pd.DataFrame(
         {
@@ -118,8 +131,8 @@ def test_second_export_and_crash_then_rerun_leave_the_complete_graph(neo4j_drive
     nx.export_kb(neo4j_driver, db, arguments, relations, batch_size=4)
     assert nx.graph_counts(neo4j_driver, db) == expected
     nx.clear_graph(neo4j_driver, db)
-    with pytest.raises(nx.InjectedFailure):
-        nx.export_kb(neo4j_driver, db, arguments, relations, batch_size=4, fail_after_batches=4)
+    with pytest.raises(InjectedCrash):
+        nx.export_kb(neo4j_driver, db, arguments, relations, batch_size=4, hooks=CrashBeforeBatch(4))
     # the crashed export staged part of the graph, invisibly: no Argument node exists yet
     assert nx.graph_counts(neo4j_driver, db) == dict.fromkeys(expected, 0)
     records, _, _ = neo4j_driver.execute_query("MATCH (n:ArgumentStaging) RETURN count(n) AS n", database_=db)

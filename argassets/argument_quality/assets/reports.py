@@ -21,13 +21,11 @@ from argassets.argument_quality.position_bias import position_bias_report
 from argassets.argument_quality.published import (
     PUBLISHED_BEST,
     PUBLISHED_FILES,
-    agreement_pairs,
-    metric_intervals,
     published_model_names,
     read_published_tables,
-    reproduction_markdown,
-    with_published,
 )
+from argassets.argument_quality.published_reproduction import reproduction_markdown, with_published
+from argassets.argument_quality.published_resampling import agreement_pairs, metric_intervals
 from argassets.platform.partition_coverage import check_partition_coverage
 from argassets.platform.paths import resolve_duckdb_path
 from argassets.platform.presentation import markdown_table, png_markdown
