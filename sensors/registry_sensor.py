@@ -47,6 +47,7 @@ from argassets.platform.registry import (
 from argassets.platform.registry_diff import (
     CursorError,
     PlannedRun,
+    RegistryDiff,
     RegistryState,
     SensorCursor,
     WorkPlan,
@@ -174,8 +175,8 @@ def build_run_requests(
     return requests, tuple(still_pending), messages
 
 
-def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
-    """The body of :data:`model_registry_sensor` (see the module docstring)."""
+def _registry_and_backends(context: dg.SensorEvaluationContext) -> tuple[ModelRegistry, frozenset[str]] | dg.SkipReason:
+    """The registry and the backends run here, or the skip reason (logged) when either is invalid."""
     try:
         registry = load_registry()
     except RegistryError as exc:
@@ -187,12 +188,94 @@ def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | 
     except ValueError as exc:
         context.log.error(str(exc))
         return dg.SkipReason(str(exc))
+    return registry, backends
 
+
+def _previous_cursor(context: dg.SensorEvaluationContext) -> SensorCursor:
+    """The cursor of the last tick; an unreadable one (logged) starts from an empty state."""
     try:
-        previous = SensorCursor.from_json(context.cursor)
+        return SensorCursor.from_json(context.cursor)
     except CursorError as exc:
         context.log.warning(f"{exc}; starting from an empty state")
-        previous = SensorCursor(state=None)
+        return SensorCursor(state=None)
+
+
+def _report_lines(diff: RegistryDiff, plan: WorkPlan, messages: list[str], invalid_keys: list[str]) -> list[str]:
+    """What this tick did, one line per fact, for the log and the skip message."""
+    lines = [f"registry {diff.describe()}"]
+    if plan.partitions_to_add:
+        lines.append("partitions added: " + ", ".join(plan.partitions_to_add))
+    for run in plan.runs:
+        lines.append(f"run requested: {run.partition_key} for {run.study} ({run.reason})")
+    for skipped in plan.skipped:
+        lines.append(f"not run: {skipped.partition_key} for {skipped.study}: {skipped.reason}")
+    for name in plan.removed:
+        lines.append(
+            f"removed from the registry: {name}; its partition and stored judgments are kept "
+            "(delete them by hand if you really mean to)"
+        )
+    lines.extend(messages)
+    if invalid_keys:
+        lines.append(
+            "invalid partition keys (not model names; added by hand?), never run: "
+            + ", ".join(repr(key) for key in invalid_keys)
+        )
+    return lines
+
+
+def _log_lines(context: dg.SensorEvaluationContext, lines: list[str]) -> None:
+    """Log each line; removals and invalid keys as warnings."""
+    for line in lines:
+        (context.log.warning if line.startswith(("removed", "invalid")) else context.log.info)(line)
+
+
+def _removed_observations(
+    removed: tuple[str, ...], layout: OperationsLayout, materialized: Mapping[str, set[str]]
+) -> list[dg.AssetObservation]:
+    """An observation on each materialised root partition of a model removed from the registry."""
+    return [
+        dg.AssetObservation(
+            asset_key=layout.roots[study],
+            partition=name,
+            metadata={"registry_status": "removed from the model registry; stored results kept"},
+        )
+        for name in removed
+        for study in layout.roots
+        if name in materialized.get(study, set())
+    ]
+
+
+def _sensor_result(
+    requests: list[dg.RunRequest],
+    lines: list[str],
+    partitions_to_add: tuple[str, ...],
+    cursor: str,
+    observations: list[dg.AssetObservation],
+) -> dg.SensorResult:
+    """The tick's result: its runs, or a skip message of its report lines when there are none."""
+    dynamic = [judge_models_partitions.build_add_request(list(partitions_to_add))] if partitions_to_add else []
+    if requests:
+        return dg.SensorResult(
+            run_requests=requests,
+            dynamic_partitions_requests=dynamic,
+            cursor=cursor,
+            asset_events=observations,
+        )
+    return dg.SensorResult(
+        skip_reason=dg.SkipReason("; ".join(lines)),
+        dynamic_partitions_requests=dynamic,
+        cursor=cursor,
+        asset_events=observations,
+    )
+
+
+def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+    """The body of :data:`model_registry_sensor` (see the module docstring)."""
+    loaded = _registry_and_backends(context)
+    if isinstance(loaded, dg.SkipReason):
+        return loaded
+    registry, backends = loaded
+    previous = _previous_cursor(context)
 
     instance = context.instance
     assert context.repository_def is not None, "the sensor runs inside a code location"
@@ -216,55 +299,11 @@ def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | 
     requests, still_pending, messages = build_run_requests(
         pending, registry, layout, instance, state, tick_salt=_short_hash(context.cursor or "")
     )
-
-    lines = [f"registry {diff.describe()}"]
-    if plan.partitions_to_add:
-        lines.append("partitions added: " + ", ".join(plan.partitions_to_add))
-    for run in plan.runs:
-        lines.append(f"run requested: {run.partition_key} for {run.study} ({run.reason})")
-    for skipped in plan.skipped:
-        lines.append(f"not run: {skipped.partition_key} for {skipped.study}: {skipped.reason}")
-    for name in plan.removed:
-        lines.append(
-            f"removed from the registry: {name}; its partition and stored judgments are kept "
-            "(delete them by hand if you really mean to)"
-        )
-    lines.extend(messages)
-    if invalid_keys:
-        lines.append(
-            "invalid partition keys (not model names; added by hand?), never run: "
-            + ", ".join(repr(key) for key in invalid_keys)
-        )
-    for line in lines:
-        (context.log.warning if line.startswith(("removed", "invalid")) else context.log.info)(line)
-
-    observations = [
-        dg.AssetObservation(
-            asset_key=layout.roots[study],
-            partition=name,
-            metadata={"registry_status": "removed from the model registry; stored results kept"},
-        )
-        for name in plan.removed
-        for study in layout.roots
-        if name in materialized.get(study, set())
-    ]
+    lines = _report_lines(diff, plan, messages, invalid_keys)
+    _log_lines(context, lines)
+    observations = _removed_observations(plan.removed, layout, materialized)
     cursor = SensorCursor(state=state, pending=still_pending).to_json()
-    dynamic = (
-        [judge_models_partitions.build_add_request(list(plan.partitions_to_add))] if plan.partitions_to_add else []
-    )
-    if requests:
-        return dg.SensorResult(
-            run_requests=requests,
-            dynamic_partitions_requests=dynamic,
-            cursor=cursor,
-            asset_events=observations,
-        )
-    return dg.SensorResult(
-        skip_reason=dg.SkipReason("; ".join(lines)),
-        dynamic_partitions_requests=dynamic,
-        cursor=cursor,
-        asset_events=observations,
-    )
+    return _sensor_result(requests, lines, plan.partitions_to_add, cursor, observations)
 
 
 @dg.sensor(

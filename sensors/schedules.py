@@ -17,6 +17,7 @@ for failed runs, runs launched while the automation sensor was off, and re-mater
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import dagster as dg
 
@@ -39,6 +40,93 @@ def _latest_storage_id(instance: dg.DagsterInstance, key: dg.AssetKey, partition
     )
     records = instance.fetch_materializations(records_filter, limit=1).records
     return records[0].storage_id if records else None
+
+
+@dataclass
+class _StaleGraph:
+    """The nodes the nightly refresh considers: their parents, latest materialisations, order."""
+
+    instance: dg.DagsterInstance
+    parents: dict[Node, list[Node]] = field(default_factory=dict)
+    latest: dict[Node, int | None] = field(default_factory=dict)
+    targets: list[Node] = field(default_factory=list)
+    optional: set[Node] = field(default_factory=set)
+
+    def read_latest(self, node: Node) -> None:
+        """Read a node's latest materialisation once (of any partition for ``ALL_PARTITIONS``)."""
+        if node not in self.latest:
+            key, partition = node
+            self.latest[node] = _latest_storage_id(
+                self.instance, key, None if partition in (None, ALL_PARTITIONS) else partition
+            )
+
+    def add_target(self, node: Node, node_parents: list[Node]) -> None:
+        """A candidate for refreshing, after its parents (whose latest are read too)."""
+        for parent in node_parents:
+            self.read_latest(parent)
+        self.parents[node] = node_parents
+        self.read_latest(node)
+        self.targets.append(node)
+
+
+def _add_partition_targets(
+    graph: _StaleGraph,
+    layout: OperationsLayout,
+    partitions: list[str],
+    studies_of: Mapping[str, Sequence[str]],
+    runnable: dict[str, bool],
+) -> None:
+    """Each study's partitioned assets of each partition taking part (the root only if runnable)."""
+    for study in layout.roots:
+        for partition in partitions:
+            if study not in studies_of.get(partition, []):
+                continue
+            chain = list(layout.study_selection(study))
+            if not runnable.get(partition, False):
+                chain = chain[1:]
+            for key in chain:
+                node_parents: list[Node] = [
+                    (parent, partition if parent in layout.judge_partitioned else None)
+                    for parent in layout.parents.get(key, ())
+                ]
+                graph.add_target((key, partition), node_parents)
+
+
+def _add_report_targets(graph: _StaleGraph, layout: OperationsLayout) -> None:
+    """The reports over all models; a partitioned parent is every partition of it, and optional."""
+    for key in layout.reports:
+        node_parents: list[Node] = []
+        for parent in layout.parents.get(key, ()):
+            if parent in layout.judge_partitioned:
+                parent_node: Node = (parent, ALL_PARTITIONS)
+                graph.optional.add(parent_node)
+            else:
+                parent_node = (parent, None)
+            node_parents.append(parent_node)
+        graph.add_target((key, None), node_parents)
+
+
+def _link_reports_to_partitions(graph: _StaleGraph) -> None:
+    """Partition nodes come first; a stale partition makes every report above it stale too."""
+    for report in [t for t in graph.targets if t[1] is None]:
+        for report_parent in list(graph.parents[report]):
+            if report_parent[1] == ALL_PARTITIONS:
+                partition_nodes = [
+                    t for t in graph.targets if t[1] not in (None, ALL_PARTITIONS) and t[0] == report_parent[0]
+                ]
+                graph.parents[report].extend(partition_nodes)
+                graph.optional.update(partition_nodes)
+
+
+def _partition_runs(layout: OperationsLayout, chosen: list[Node]) -> list[tuple[str, str, list[dg.AssetKey]]]:
+    """The chosen partition nodes as one run per (partition, study), keys in order."""
+    partition_runs: dict[tuple[str, str], list[dg.AssetKey]] = {}
+    for study in layout.roots:
+        study_keys = set(layout.study_selection(study))
+        for chosen_key, chosen_partition in chosen:
+            if chosen_partition is not None and chosen_key in study_keys:
+                partition_runs.setdefault((chosen_partition, study), []).append(chosen_key)
+    return [(p, s, keys) for (p, s), keys in partition_runs.items()]
 
 
 def plan_stale_runs(
@@ -68,65 +156,13 @@ def plan_stale_runs(
     tuple
         ``[(partition, study, stale keys in order)]`` and the stale reports in order.
     """
-    parents: dict[Node, list[Node]] = {}
-    latest: dict[Node, int | None] = {}
-    targets: list[Node] = []
-    optional: set[Node] = set()
-
-    def node_latest(node: Node) -> None:
-        if node not in latest:
-            key, partition = node
-            latest[node] = _latest_storage_id(instance, key, None if partition in (None, ALL_PARTITIONS) else partition)
-
-    for study, _root in layout.roots.items():
-        for partition in partitions:
-            if study not in studies_of.get(partition, []):
-                continue
-            chain = list(layout.study_selection(study))
-            if not runnable.get(partition, False):
-                chain = chain[1:]
-            for key in chain:
-                node: Node = (key, partition)
-                node_parents: list[Node] = []
-                for parent in layout.parents.get(key, ()):
-                    upstream: Node = (parent, partition if parent in layout.judge_partitioned else None)
-                    node_parents.append(upstream)
-                    node_latest(upstream)
-                parents[node] = node_parents
-                node_latest(node)
-                targets.append(node)
-    for key in layout.reports:
-        node = (key, None)
-        node_parents = []
-        for parent in layout.parents.get(key, ()):
-            if parent in layout.judge_partitioned:
-                parent_node: Node = (parent, ALL_PARTITIONS)
-                optional.add(parent_node)
-            else:
-                parent_node = (parent, None)
-            node_parents.append(parent_node)
-            node_latest(parent_node)
-        parents[node] = node_parents
-        node_latest(node)
-        targets.append(node)
-    # Partition nodes come first; a stale partition makes every report above it stale too.
-    for report in [t for t in targets if t[1] is None]:
-        for report_parent in list(parents[report]):
-            if report_parent[1] == ALL_PARTITIONS:
-                partition_nodes = [
-                    t for t in targets if t[1] not in (None, ALL_PARTITIONS) and t[0] == report_parent[0]
-                ]
-                parents[report].extend(partition_nodes)
-                optional.update(partition_nodes)
-    chosen = stale_keys(parents, latest, targets, optional_parents=optional)
-    partition_runs: dict[tuple[str, str], list[dg.AssetKey]] = {}
-    for study, _root in layout.roots.items():
-        study_keys = set(layout.study_selection(study))
-        for chosen_key, chosen_partition in chosen:
-            if chosen_partition is not None and chosen_key in study_keys:
-                partition_runs.setdefault((chosen_partition, study), []).append(chosen_key)
+    graph = _StaleGraph(instance)
+    _add_partition_targets(graph, layout, partitions, studies_of, runnable)
+    _add_report_targets(graph, layout)
+    _link_reports_to_partitions(graph)
+    chosen = stale_keys(graph.parents, graph.latest, graph.targets, optional_parents=graph.optional)
     reports = [chosen_key for chosen_key, chosen_partition in chosen if chosen_partition is None]
-    return [(p, s, keys) for (p, s), keys in partition_runs.items()], reports
+    return _partition_runs(layout, chosen), reports
 
 
 def evaluate_nightly(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:

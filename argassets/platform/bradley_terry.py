@@ -116,6 +116,107 @@ def _ilsr(
         ) from None
 
 
+def _as_stack(counts: np.ndarray) -> tuple[np.ndarray, bool]:
+    """``counts`` as a float stack of square matrices, and whether one matrix was given."""
+    counts = np.asarray(counts, dtype=float)
+    single = counts.ndim == 2
+    if single:
+        counts = counts[None]
+    if counts.ndim != 3 or counts.shape[1] != counts.shape[2]:
+        raise ValueError(f"counts must be square matrices, got shape {counts.shape}")
+    return counts, single
+
+
+def _fit_with_choix(
+    counts: np.ndarray, alpha: float, params: np.ndarray, given_start: bool, max_iter: int, tol: float
+) -> np.ndarray:
+    """``choix.ilsr_pairwise_dense`` matrix by matrix (with the retry rule), into ``params``."""
+    k = len(counts)
+    for i in range(k):
+        params[i] = _ilsr(counts[i], alpha, params[i] if given_start else None, max_iter, tol, i, k)
+    return params
+
+
+def _smoothed_start(counts: np.ndarray, wins: np.ndarray) -> np.ndarray:
+    """Centred smoothed log win/loss ratios: fewer Newton steps than starting from zero."""
+    losses = counts.sum(axis=1)
+    params = np.log((wins + 0.5) / (losses + 0.5))
+    params -= params.mean(axis=1, keepdims=True)
+    return params
+
+
+def _raise_if_unregularised(alpha: float) -> None:
+    """Without ``alpha`` a non-finite Newton step means there is no finite estimate at all."""
+    if alpha <= 0:
+        raise ValueError(
+            "Bradley-Terry strengths could not be computed: a comparison graph is not "
+            "connected (or an argument never wins or never loses) and alpha is 0; use alpha > 0"
+        )
+
+
+def _newton_iterations(
+    totals: np.ndarray,
+    wins: np.ndarray,
+    alpha: float,
+    params: np.ndarray,
+    max_iter: int,
+    tol: float,
+) -> list[tuple[int, np.ndarray]]:
+    """Batched Newton steps from ``params`` until each matrix converges; converged rows are written
+    into ``params``. Returns the matrices Newton cannot finish, with the last finite parameters."""
+    work = totals.dtype.type
+    active = np.arange(len(totals))
+    current = params.astype(work)
+    unfinished: list[tuple[int, np.ndarray]] = []
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for iteration in range(max_iter):
+            if work is np.float32 and iteration == _SINGLE_PRECISION_STEPS:
+                # Very unequal strengths can keep float32 steps above tol: finish in float64.
+                work = np.float64
+                totals, wins, current = totals.astype(work), wins.astype(work), current.astype(work)
+            new = _newton_step(totals, wins, alpha, current)
+            broken = ~np.isfinite(new).all(axis=1)
+            if broken.any():
+                _raise_if_unregularised(alpha)
+                # Overflow or a singular Hessian (tiny, nearly separable samples): ILSR finishes them.
+                unfinished += list(zip(active[broken].tolist(), current[broken], strict=False))
+            going = (np.abs(new - current).sum(axis=1) >= tol) & ~broken
+            done = ~going & ~broken
+            params[active[done]] = new[done]
+            if not going.any():
+                break
+            active, current = active[going], new[going]
+            totals, wins = totals[going], wins[going]
+        else:
+            unfinished += list(zip(active.tolist(), current, strict=False))
+    return unfinished
+
+
+def _fit_batched(
+    counts: np.ndarray,
+    alpha: float,
+    params: np.ndarray,
+    given_start: bool,
+    max_iter: int,
+    tol: float,
+    precision: Literal["double", "single"],
+) -> np.ndarray:
+    """Newton's method on ILSR's fixed-point equations for the whole stack, ILSR for the rest."""
+    work = np.float32 if precision == "single" else np.float64
+    totals = (counts + np.swapaxes(counts, 1, 2)).astype(work, copy=False)
+    wins = counts.sum(axis=2).astype(work, copy=False)
+    if not given_start:
+        params = _smoothed_start(counts, wins)
+    unfinished = _newton_iterations(totals, wins, alpha, params, max_iter, tol)
+    # Damped Newton steps can also cycle on nearly separable matrices (a judge whose verdicts are a
+    # total order, e.g. longer-wins, leaves only alpha to bound the strengths). ILSR itself always
+    # converges with alpha > 0, so the few matrices left are finished by choix from where Newton got.
+    for index, start in unfinished:
+        params[index] = _ilsr(counts[index], alpha, np.asarray(start, dtype=float), 0, tol, index, len(counts))
+        params[index] -= params[index].mean()
+    return params
+
+
 def fit_strengths(
     counts: np.ndarray,
     alpha: float,
@@ -161,68 +262,19 @@ def fit_strengths(
         ``alpha`` = 0 and no finite estimate (a disconnected comparison graph, or an argument
         that never loses or never wins).
     """
-    counts = np.asarray(counts, dtype=float)
-    single = counts.ndim == 2
-    if single:
-        counts = counts[None]
-    if counts.ndim != 3 or counts.shape[1] != counts.shape[2]:
-        raise ValueError(f"counts must be square matrices, got shape {counts.shape}")
+    counts, single = _as_stack(counts)
     k, n, _ = counts.shape
     params = np.zeros((k, n))
     if initial_params is not None:
         params = np.broadcast_to(np.asarray(initial_params, dtype=float), (k, n)).copy()
     if n <= 1 or k == 0:
         params[:] = 0.0
-        return params[0] if single else params
-    if engine == "choix":
-        for i in range(k):
-            params[i] = _ilsr(counts[i], alpha, params[i] if initial_params is not None else None, max_iter, tol, i, k)
-        return params[0] if single else params
-    if engine != "batched":
+    elif engine == "choix":
+        params = _fit_with_choix(counts, alpha, params, initial_params is not None, max_iter, tol)
+    elif engine == "batched":
+        params = _fit_batched(counts, alpha, params, initial_params is not None, max_iter, tol, precision)
+    else:
         raise ValueError(f"engine must be 'batched' or 'choix', got {engine!r}")
-    work = np.float32 if precision == "single" else np.float64
-    totals = (counts + np.swapaxes(counts, 1, 2)).astype(work, copy=False)
-    wins = counts.sum(axis=2).astype(work, copy=False)
-    if initial_params is None:
-        # Start from smoothed log win/loss ratios: fewer Newton steps than from zero.
-        losses = counts.sum(axis=1)
-        params = np.log((wins + 0.5) / (losses + 0.5))
-        params -= params.mean(axis=1, keepdims=True)
-    active = np.arange(k)
-    current = params.astype(work)
-    # Matrices Newton cannot finish, with the last finite parameters it reached.
-    unfinished: list[tuple[int, np.ndarray]] = []
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        for iteration in range(max_iter):
-            if work is np.float32 and iteration == _SINGLE_PRECISION_STEPS:
-                # Very unequal strengths can keep float32 steps above tol: finish in float64.
-                work = np.float64
-                totals, wins, current = totals.astype(work), wins.astype(work), current.astype(work)
-            new = _newton_step(totals, wins, alpha, current)
-            broken = ~np.isfinite(new).all(axis=1)
-            if broken.any():
-                if alpha <= 0:
-                    raise ValueError(
-                        "Bradley-Terry strengths could not be computed: a comparison graph is not "
-                        "connected (or an argument never wins or never loses) and alpha is 0; use alpha > 0"
-                    )
-                # Overflow or a singular Hessian (tiny, nearly separable samples): ILSR finishes them.
-                unfinished += list(zip(active[broken].tolist(), current[broken], strict=False))
-            going = (np.abs(new - current).sum(axis=1) >= tol) & ~broken
-            done = ~going & ~broken
-            params[active[done]] = new[done]
-            if not going.any():
-                break
-            active, current = active[going], new[going]
-            totals, wins = totals[going], wins[going]
-        else:
-            unfinished += list(zip(active.tolist(), current, strict=False))
-    # Damped Newton steps can also cycle on nearly separable matrices (a judge whose verdicts are a
-    # total order, e.g. longer-wins, leaves only alpha to bound the strengths). ILSR itself always
-    # converges with alpha > 0, so the few matrices left are finished by choix from where Newton got.
-    for index, start in unfinished:
-        params[index] = _ilsr(counts[index], alpha, np.asarray(start, dtype=float), 0, tol, index, k)
-        params[index] -= params[index].mean()
     return params[0] if single else params
 
 
