@@ -44,8 +44,9 @@ __all__ = [
 
 #: Version of the cursor's JSON layout.
 CURSOR_VERSION = 1
-#: Fields that change no judgment (a description, a paper name); editing only these is no change of the entry.
-COSMETIC_FIELDS: frozenset[str] = frozenset({"description", "published_as"})
+#: Fields that change no judgment (a description, a paper name, where and how fast its jobs run, its
+#: price); editing only these is no change of the entry, and no partition is judged again for it.
+COSMETIC_FIELDS: frozenset[str] = frozenset({"description", "published_as", "slurm", "throughput", "price"})
 
 
 class CursorError(ValueError):
