@@ -282,8 +282,10 @@ def test_cancelled_and_timed_out_jobs_fail_their_runs_with_slurms_reason_and_the
         [str(BIN / "argassets"), "slurm", "backfill", "--partitions", "remote,remote-short", "--study", "argument_quality"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
-    seen_remote = lambda: sum(1 for s in slow_server.seen if s.json()["model"] == "remote-model")  # noqa: E731
-    _wait_for(lambda: seen_remote() >= 5 or backfill.poll() is not None, 300, "the remote judge's first requests")
+    cache = open_judgment_cache(login_env["ARGASSETS_CACHE"])
+    key = cache_model_key(load_registry(login_env["ARGASSETS_MODELS"]).get("remote"))
+    # Cancel mid-partition once a batch is stored (requests seen by the server may not be stored yet).
+    _wait_for(lambda: cache.count(key) >= 2 or backfill.poll() is not None, 300, "the remote judge's first batch")
     with instance_of(login_env) as instance:
         (run,) = [r for r in instance.get_runs() if r.tags.get("dagster/partition") == "remote"]
         assert instance.run_launcher.terminate(run.run_id)  # what "Terminate" in the UI calls
@@ -302,8 +304,6 @@ def test_cancelled_and_timed_out_jobs_fail_their_runs_with_slurms_reason_and_the
     assert "Slurm job ended: Slurm job" in cancelled_log and "was cancelled (CANCELLED" in cancelled_log
     assert "reached its time limit" in timed_out_log and "time limit 00:01:00" in timed_out_log
 
-    cache = open_judgment_cache(login_env["ARGASSETS_CACHE"])
-    key = cache_model_key(load_registry(login_env["ARGASSETS_MODELS"]).get("remote"))
     cached_before = cache.count(key)
     assert cached_before >= 2, "the cancelled run stored no batch"
     with ScriptedServer(lambda seen: chat_reply("B")) as fast:
