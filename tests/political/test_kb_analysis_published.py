@@ -21,6 +21,10 @@ from argassets.political.structure import acceptability, ambiguity, debates, dis
 from asset_checks.political import kb_analysis as kb_checks
 from resources.storage import duckdb_io_manager
 
+# Materialises the analysis over the full knowledge base and every published system: a full-corpus
+# end-to-end test, outside the fast loop.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
