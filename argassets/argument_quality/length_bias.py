@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
-from argassets.argument_quality.agreement import kappa_from_confusion
+from argassets.platform.pairwise.agreement import kappa_from_confusion
 
 __all__ = [
     "pearson",

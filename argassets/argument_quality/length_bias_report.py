@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from argassets.argument_quality.agreement import kappa_from_confusion
 from argassets.argument_quality.bradley_terry import ITEM_COLUMNS
 from argassets.argument_quality.length_bias import (
     length_strata,
@@ -28,6 +27,7 @@ from argassets.argument_quality.length_bias_model import length_controlled_bt
 from argassets.argument_quality.scope import DIMENSIONS
 from argassets.argument_quality.voting import encode_labels
 from argassets.platform.bradley_terry import z_normalise
+from argassets.platform.pairwise.agreement import kappa_from_confusion
 
 __all__ = [
     "ALL_DIMENSIONS",

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from argassets.argument_quality.agreement import score_agreement
 from argassets.argument_quality.bt_scores import MEAN_DIMENSION
 from argassets.argument_quality.length_bias_report import ALL_DIMENSIONS, KIND_REFERENCE
 from argassets.argument_quality.scope import DIMENSIONS
+from argassets.platform.pairwise.agreement import score_agreement
 from argassets.platform.presentation import figure_png, pyplot
 
 

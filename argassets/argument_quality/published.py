@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from argassets.argument_quality.agreement import METRIC_RANGES
 from argassets.argument_quality.scope import DIMENSIONS, STRATEGIES
+from argassets.platform.pairwise.agreement import METRIC_RANGES
 from argassets.platform.registry import ModelRegistry
 
 __all__ = [

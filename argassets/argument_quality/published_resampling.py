@@ -22,14 +22,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from argassets.argument_quality.agreement import (
+from argassets.argument_quality.published import MEAN_DIMENSION
+from argassets.argument_quality.scope import DIMENSIONS
+from argassets.platform.pairwise.agreement import (
     LABEL_METRICS,
     SCORE_METRICS,
     kappa_from_confusion,
     krippendorff_alpha_from_confusion,
 )
-from argassets.argument_quality.published import MEAN_DIMENSION
-from argassets.argument_quality.scope import DIMENSIONS
 
 __all__ = ["agreement_pairs", "label_bootstrap", "metric_intervals", "score_bootstrap"]
 

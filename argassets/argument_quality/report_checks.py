@@ -7,10 +7,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from argassets.argument_quality.agreement import (
+from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, MEAN_DIMENSION
+from argassets.platform.pairwise.agreement import (
     METRIC_RANGES,
 )
-from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, MEAN_DIMENSION
 
 
 def metric_range_violations(report: pd.DataFrame) -> pd.DataFrame:

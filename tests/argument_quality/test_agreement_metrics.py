@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
-from argassets.argument_quality.agreement import (
+from argassets.platform.pairwise.agreement import (
     METRIC_RANGES,
     cohen_kappa,
     confusion_matrices,
