@@ -42,11 +42,13 @@ def model_identity(entry: ModelEntry) -> dict[str, Any]:
             gguf = find_gguf(entry.gguf_path, entry.gguf_package)
             identity["weights"] = {"file": gguf.name, "sha256": file_sha256(gguf)}
         if entry.backend == "vllm":
+            from argassets.platform.judges.cpu_dtype import engine_dtype
+
             identity["engine"] = {
                 "device": entry.device,
                 "max_model_len": entry.max_model_len,
                 "enforce_eager": entry.enforce_eager,
-                "dtype": entry.dtype,
+                "dtype": engine_dtype(entry.dtype),  # cpu_native: what this CPU computes in
             }
             if entry.gguf_path or entry.gguf_package:
                 identity["engine"]["converted_to"] = CONVERTED_DTYPE  # the dequantised folder vLLM loads

@@ -147,9 +147,10 @@ class ModelEntry(_Strict):
     kv_cache_gib: float | None = Field(default=None, gt=0.0)
     #: ``vllm`` backend: skip torch.compile (faster start, slower steps).
     enforce_eager: bool = False
-    #: ``vllm`` backend: the dtype vLLM computes in (``auto``: the checkpoint's). On a CPU without
-    #: native bfloat16 (no AVX512-BF16/AMX), bfloat16 matrix products are about 30x slower than float32.
-    dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
+    #: ``vllm`` backend: the dtype vLLM computes in (``auto``: the checkpoint's). ``cpu_native`` (device
+    #: ``cpu`` only): bfloat16 where the CPU has native bfloat16 (AVX512-BF16/AMX), else float32, since
+    #: emulated bfloat16 products are about 30x slower (argassets.platform.judges.cpu_dtype).
+    dtype: Literal["auto", "bfloat16", "float16", "float32", "cpu_native"] = "auto"
     #: Requests per batch (one cache commit each); default depends on the backend.
     batch_size: int | None = Field(default=None, ge=1)
     sampling: Sampling = Sampling()
@@ -216,6 +217,8 @@ class ModelEntry(_Strict):
             raise ValueError("backend 'vllm' with device 'cpu' runs on no GPU: set 'gpus' = 0")
         if self.device == "cpu" and self.backend != "vllm":
             raise ValueError("'device' only applies to backend 'vllm'")
+        if self.dtype == "cpu_native" and not (self.backend == "vllm" and self.device == "cpu"):
+            raise ValueError("dtype 'cpu_native' only applies to backend 'vllm' with device 'cpu'")
         if self.price is not None and self.backend != "openai":
             raise ValueError("'price' only applies to backend 'openai'")
         if self.backend == "import" and not self.path:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from argassets.platform.judges.baselines import LongerWinsJudge, RandomJudge
+from argassets.platform.judges.cpu_dtype import engine_dtype
 from argassets.platform.judges.importer import ImportJudge
 from argassets.platform.judges.llama_cpp_backend import LlamaCppJudge, find_gguf
 from argassets.platform.judges.openai_compat import OpenAIJudge
@@ -96,7 +97,7 @@ def build_judge(
                 device=entry.device,
                 kv_cache_gib=entry.kv_cache_gib,
                 enforce_eager=entry.enforce_eager,
-                dtype=entry.dtype,
+                dtype=engine_dtype(entry.dtype),
             ),
             gguf=gguf,
         )
