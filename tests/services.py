@@ -16,8 +16,10 @@ SERVICES_MARKER = "services"
 SERVICE_MARKERS: frozenset[str] = frozenset(
     {"neo4j", "postgres", "llm", "vllm_engine", "browser", "concurrency", "slurm", "slow"}
 )
-#: Fixtures that start a server or load a real model.
-SERVICE_FIXTURES: frozenset[str] = frozenset({"neo4j_server", "postgres_server", "slurm_cluster", "vllm_engine"})
+#: Fixtures that start a server or load a real model (embedding_model: all-MiniLM-L6-v2, ~10 s to load).
+SERVICE_FIXTURES: frozenset[str] = frozenset(
+    {"neo4j_server", "postgres_server", "slurm_cluster", "vllm_engine", "embedding_model"}
+)
 
 _running: dict[str, pytest.Item] = {}
 

@@ -1,9 +1,10 @@
 """The ``vllm`` judge against the real engine: vLLM's CPU build serving SmolLM2-135M (registry entry
 ``smollm2-135m-vllm``), started once per session (``tests/vllm_fixtures.py``).
 
-- 48 real zero-shot Study A prompts x 3 runs in one batch: before the fix this killed the CPU engine
-  (``EngineDeadError``; in the worker ``RuntimeError: CPU Generator does not use offset``, raised
-  when a seeded request's prefill is split into chunks). Every request keeps its own seed: the same
+- 16 real zero-shot Study A prompts x 3 runs in one batch, more prompt tokens than one engine step
+  takes: before the fix such a batch killed the CPU engine (``EngineDeadError``; in the worker
+  ``RuntimeError: CPU Generator does not use offset``, raised when a seeded request's prefill is
+  split into chunks). Every request keeps its own seed: the same
   answers whatever else is in the batch, and a resumed draw of some runs gives what the full draw
   gave. Each completion records the seed its sample was drawn with.
 - The real Dagster definitions: an ``aq_judgments`` partition in both orders and a
@@ -54,15 +55,17 @@ from tests.vllm_fixtures import ENTRY, SharedEngineJudgeResource
 pytestmark = pytest.mark.vllm_engine
 
 SAMPLING = SamplingParams(temperature=1.0, top_p=1.0, seed=0, max_tokens=16)
+#: Enough prompts that one batch holds more prompt tokens than an engine step takes (asserted below).
+N_PROMPTS = 16
 
 
 @pytest.fixture(scope="module")
 def study_a_requests(shared_data_dir: Path) -> list[ChatRequest]:
-    """48 real zero-shot Study A prompts (logic, first comparisons of the published corpus)."""
+    """16 real zero-shot Study A prompts (logic, first comparisons of the published corpus)."""
     arguments, comparisons = load_corpus(find_corpus_files(shared_data_dir / "webis-argquality20"))
-    chosen = comparisons[comparisons["dimension"] == "logic"].head(48)
+    chosen = comparisons[comparisons["dimension"] == "logic"].head(N_PROMPTS)
     rendered = render_prompts(chosen, arguments, strategies=("zero",))
-    assert len(rendered) == 48
+    assert len(rendered) == N_PROMPTS
     return [ChatRequest(row.prompt_id, row.system, row.user, choices=LABELS) for row in rendered.itertuples()]
 
 
@@ -74,12 +77,23 @@ def test_engine_is_the_registry_entry_on_the_cpu_build(vllm_engine: VLLMJudge, v
     assert vllm_engine.loads == 1
 
 
-def test_48_real_prompts_in_one_batch_each_keep_their_own_seed(
+def _prompt_tokens(judge: VLLMJudge, requests: list[ChatRequest]) -> int:
+    tokenizer = judge.llm().get_tokenizer()
+    chats = [[{"role": "system", "content": r.system}, {"role": "user", "content": r.user}] for r in requests]
+    encoded = [
+        tokenizer.apply_chat_template(c, add_generation_prompt=True, tokenize=True, return_dict=True) for c in chats
+    ]
+    return sum(len(e["input_ids"]) for e in encoded)
+
+
+def test_real_prompts_in_one_batch_each_keep_their_own_seed(
     vllm_engine: VLLMJudge, study_a_requests: list[ChatRequest]
 ) -> None:
+    # The batch cannot go in one engine step: with chunked prefill, some prefill would be split.
+    assert _prompt_tokens(vllm_engine, study_a_requests) > vllm_engine.engine["max_num_batched_tokens"]
     answers = vllm_engine.complete(study_a_requests, SAMPLING, range(N_RUNS))
     texts = [[c.text for c in row] for row in answers]
-    assert len(texts) == 48 and all(len(row) == N_RUNS for row in texts)
+    assert len(texts) == N_PROMPTS and all(len(row) == N_RUNS for row in texts)
     # Guided choice: every answer is a label.
     assert {t for row in texts for t in row} <= set(LABELS), texts
     # Provenance: the seed each sample was drawn with (the request's seed + the run).
