@@ -7,6 +7,7 @@ the full real corpus are in test_aq_paper_full.py (one run shared by its tests).
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -88,9 +89,10 @@ def metadata(result, asset: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def sample_run(tmp_path_factory: pytest.TempPathFactory):
+def sample_run(tmp_path_factory: pytest.TempPathFactory, upstream_db: Path):
     folder = tmp_path_factory.mktemp("aq_reports")
     database = folder / "argassets.duckdb"
+    shutil.copy(upstream_db, database)  # the session's sample inputs (corpora, prompts), made once
     registry = folder / "models.toml"
     registry.write_text("\n".join(ENTRIES.values()))
     res = resources(database, registry, folder / "cache.sqlite", SAMPLE_DATA_DIR)
@@ -98,7 +100,6 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory):
     mp.setenv("ARGASSETS_DUCKDB", str(database))
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions("judge_models", [*ENTRIES, "never-run"])
-        assert dg.materialize(UPSTREAM, resources=res, instance=instance).success
         for name in ENTRIES:
             assert dg.materialize(
                 [judgments.aq_judgments, *UPSTREAM],
