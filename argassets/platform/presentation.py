@@ -21,6 +21,9 @@ def markdown_table(frame: pd.DataFrame, max_rows: int = 200, digits: int = 3) ->
     for column in shown.columns:
         if shown[column].dtype == object or pd.api.types.is_string_dtype(shown[column]):
             shown[column] = shown[column].map(lambda v: v.replace("|", "/") if isinstance(v, str) else v)
+        elif pd.api.types.is_float_dtype(shown[column]) and shown[column].isna().any():
+            # tabulate writes a float NaN as "nan"; as None it is the blank missing value.
+            shown[column] = shown[column].astype(object).where(shown[column].notna(), None)
     text = shown.to_markdown(index=False, floatfmt=f".{digits}f", missingval="")
     if len(frame) > max_rows:
         text += f"\n\n_{len(frame) - max_rows} more rows not shown; the full table is in DuckDB._"
