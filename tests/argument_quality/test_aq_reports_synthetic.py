@@ -16,7 +16,7 @@ from argassets.argument_quality.agreement_reports import (
     cross_model_report,
     variability_report,
 )
-from argassets.argument_quality.bt_scores import MEAN_DIMENSION, llm_bt_scores
+from argassets.argument_quality.bt_scores import MEAN_DIMENSION, expected_bt_scores, llm_bt_scores
 from argassets.argument_quality.configurations import ModelInfo, model_info
 from argassets.argument_quality.corpus import load_corpus, locate_corpus
 from argassets.argument_quality.ensembles import ensemble_members, ensemble_report
@@ -175,6 +175,23 @@ def test_expected_figures_beside_the_sampled_ones(judged):
     assert var.loc[("blurry", "zero", MEAN_DIMENSION), ["expected_share_all_equal"]].isna().all()
     assert report.loc[("sharp", "zero", MEAN_DIMENSION), "n_expected"] == 3 * 13952
     assert "nan" not in markdown_table(judged["report"].reset_index()).lower()
+
+
+def test_bt_scores_on_expected_wins(judged, corpus):
+    scores = judged["scores"]
+    sharp = scores[(scores["model"] == "sharp") & (scores["strategy"] == "zero")]
+    assert sharp["expected_bt_z"].notna().all()
+    assert np.corrcoef(sharp["expected_bt_z"], sharp["bt_z"])[0, 1] > 0.97
+    assert scores.loc[scores["model"] == "blurry", "expected_bt_z"].isna().all()
+    # One-hot distributions of the sampled majorities give back the sampled fit exactly.
+    arguments, comparisons = corpus
+    majority = judged["majority"]
+    one = majority[(majority["model"] == "sharp") & (majority["strategy"] == "zero")].copy()
+    codes = one["majority_label"].map({"A": 0, "B": 1, "Tie": 2}).to_numpy()
+    one[["p_majority_a", "p_majority_b", "p_majority_tie"]] = np.eye(3)[codes]
+    expected = expected_bt_scores(one, comparisons)
+    sampled = llm_bt_scores(one, comparisons, arguments)
+    np.testing.assert_allclose(expected["expected_bt_z"], sampled["bt_z"], atol=1e-12)
 
 
 def test_ensemble(judged, corpus):

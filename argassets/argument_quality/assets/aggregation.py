@@ -159,7 +159,7 @@ def aq_bt_scores(
     webis_expert_comparisons: pd.DataFrame,
     webis_arguments: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
-    """BT scores of every configuration from its majority labels, with bootstrap 95% intervals."""
+    """BT scores of every configuration from its majority labels (bootstrap 95% intervals), and on expected wins."""
     settings = config.settings()
     scores = llm_bt_scores(
         aq_majority_votes,
@@ -184,6 +184,12 @@ def aq_bt_scores(
         else "none",
         "configurations": int(len(scores[CONFIG_COLUMNS].drop_duplicates())) if len(scores) else 0,
         "disconnected_topics": len(split),
+        # Configurations with label probabilities, fitted on expected wins too (expected_bt_*).
+        "expected_wins_configurations": int(
+            len(scores.loc[scores["expected_bt_z"].notna(), CONFIG_COLUMNS].drop_duplicates())
+        )
+        if len(scores)
+        else 0,
         "summary": dg.MetadataValue.md(markdown_table(bt_summary(scores))),
     }
     if len(split):
