@@ -64,6 +64,8 @@ def test_random_is_seeded_and_uniform():
     # runs differ from each other for the same request
     assert any(len({c.text for c in row}) > 1 for row in first)
     assert judge.is_baseline and judge.backend == "random"
+    assert judge.label_probabilities(requests[0]) == {"A": 1 / 3, "B": 1 / 3, "Tie": 1 / 3}
+    assert judge.label_probabilities(ChatRequest("s", "s", "u", json_schema=SCORE_SCHEMA)) is None
 
 
 def test_random_answers_json_schemas():
@@ -91,6 +93,14 @@ def test_longer_wins():
         [0, 1, 2],
     )
     assert [[c.text for c in row] for row in rows] == [["A"] * 3, ["B"] * 3, ["Tie"] * 3]
+    # One-hot on the answer it gives, also in the swapped presentation.
+    assert judge.label_probabilities(_aq("a", "one two three", "one two")) == {"A": 1.0, "B": 0.0, "Tie": 0.0}
+    assert judge.label_probabilities(_aq("s", "one two", "one two three", order="ba")) == {
+        "A": 0.0,
+        "B": 1.0,
+        "Tie": 0.0,
+    }
+    assert judge.label_probabilities(_aq("t", "same length", "other words"))["Tie"] == 1.0
     with pytest.raises(ValueError, match="no text_a/text_b"):
         judge.complete([ChatRequest("x", "s", "u")], SamplingParams(1.0), [0])
 
