@@ -37,7 +37,7 @@ def test_uniform_and_hand_computed_distributions():
 
 def test_one_hot_reproduces_the_sampled_majority_and_run_pattern():
     rng = np.random.default_rng(7)
-    runs = rng.integers(0, 3, size=(500, 3)).astype(np.int8)
+    runs = rng.integers(0, 3, size=(100_000, 3)).astype(np.int8)  # more pairs than one chunk
     majority, distinct = run_outcome_distributions(np.eye(3)[runs], min_votes=2)
     np.testing.assert_array_equal(majority.argmax(axis=1), majority_of_runs(runs))
     np.testing.assert_array_equal(distinct.argmax(axis=1) + 1, run_agreement_pattern(runs))

@@ -83,20 +83,24 @@ def run_outcome_distributions(probabilities: np.ndarray, min_votes: int = 2) -> 
     n_pairs, n_runs, _ = p.shape
     sequences = np.array(list(itertools.product(range(len(LABELS)), repeat=n_runs)), dtype=np.int8)
     sequences = sequences.reshape(-1, n_runs)
-    majority = majority_of_runs(sequences, min_votes=min_votes)
-    distinct = run_agreement_pattern(sequences) - 1  # 0, 1, 2 for 1, 2, 3 distinct labels
-    # weight[pair, sequence] = prod over runs of P[pair, run, label of the sequence in that run]
-    weight = np.ones((n_pairs, len(sequences)))
-    for run in range(n_runs):
-        weight *= p[:, run, :][:, sequences[:, run]]
-    out_majority = np.zeros((n_pairs, len(LABELS)))
-    out_distinct = np.zeros((n_pairs, len(LABELS)))
-    for code in range(len(LABELS)):
-        out_majority[:, code] = weight[:, majority == code].sum(axis=1)
-        out_distinct[:, code] = weight[:, distinct == code].sum(axis=1)
-    absent = ~np.isfinite(p).all(axis=(1, 2))
-    out_majority[absent] = np.nan
-    out_distinct[absent] = np.nan
+    # Outcome of every sequence as a one-hot matrix, so that pairs x sequences -> pairs x labels is a product.
+    majority = np.eye(len(LABELS))[majority_of_runs(sequences, min_votes=min_votes)]
+    distinct = np.eye(len(LABELS))[run_agreement_pattern(sequences) - 1]  # 1, 2, 3 distinct labels
+    out_majority = np.full((n_pairs, len(LABELS)), np.nan)
+    out_distinct = np.full((n_pairs, len(LABELS)), np.nan)
+    known = np.flatnonzero(np.isfinite(p).all(axis=(1, 2)))
+    # About 20 MB of sequence weights at a time, whatever the number of pairs.
+    chunk = max(1, 2_500_000 // len(sequences))
+    for start in range(0, len(known), chunk):
+        rows = known[start : start + chunk]
+        part = p[rows]
+        # weight[pair, sequence] = prod over runs of P[pair, run, label of the sequence in that run]:
+        # outer products run by run, in the order of itertools.product (the first run varies slowest).
+        weight = part[:, 0, :]
+        for run in range(1, n_runs):
+            weight = (weight[:, :, None] * part[:, run, None, :]).reshape(len(rows), -1)
+        out_majority[rows] = weight @ majority
+        out_distinct[rows] = weight @ distinct
     return out_majority, out_distinct
 
 
