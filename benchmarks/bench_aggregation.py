@@ -78,6 +78,7 @@ def judges() -> list[SyntheticJudge]:
             invalid_rate=0.005 * (i % 3),
             first_bias=0.5 if i == 0 else 0.0,
             swapped=i == 0,
+            probabilities=i % 2 == 0,  # half the models report label probabilities: expected figures too
         )
         for i in range(N_MODELS)
     ]

@@ -33,16 +33,27 @@ from argassets.platform.pairwise.agreement import (
     label_agreement,
     score_agreement,
 )
+from argassets.platform.pairwise.expected import (
+    DISTINCT_COLUMNS,
+    MAJORITY_PROBABILITY_COLUMNS,
+    expected_label_agreement,
+)
 from argassets.platform.pairwise.labels import LABELS, MISSING, encode_labels, factorize_columns
 from argassets.platform.pairwise.votes import run_agreement_pattern
 
 FLAG_COLUMNS = ["scope", "is_baseline", "in_registry"]
+#: Label agreement expected from the label probabilities (NaN without them), beside the sampled one.
+EXPECTED_LABEL_METRICS = ["expected_cohen_kappa", "expected_percent_agreement"]
+#: Run agreement expected from the label probabilities, beside the sampled shares.
+EXPECTED_RUN_METRICS = ["expected_share_all_equal", "expected_share_two_equal", "expected_share_all_unequal"]
 
 AGREEMENT_COLUMNS = [
     *CONFIG_COLUMNS,
     *SCORE_METRICS,
     *LABEL_METRICS,
+    *EXPECTED_LABEL_METRICS,
     "n_comparisons",
+    "n_expected",
     "n_items",
     "n_no_verdict",
     "correlation_mean",
@@ -101,7 +112,16 @@ def _label_metrics(
     no_verdict = np.bincount(group[present & (llm == MISSING)], minlength=len(configs))
     out = pd.DataFrame(metrics)
     out["n_no_verdict"] = no_verdict.astype(np.int64)
-    return out
+    distributions = _majority_distributions(majority)
+    expected = expected_label_agreement(group[present], distributions[present], ref[present], len(configs))
+    return pd.concat([out, pd.DataFrame(expected)], axis=1)
+
+
+def _majority_distributions(majority: pd.DataFrame) -> np.ndarray:
+    """``(rows, 3)`` probabilities of the majority being A, B, Tie; NaN where not known."""
+    if not set(MAJORITY_PROBABILITY_COLUMNS) <= set(majority.columns):
+        return np.full((len(majority), len(LABELS)), np.nan)
+    return majority[list(MAJORITY_PROBABILITY_COLUMNS)].to_numpy(dtype=float)
 
 
 def _with_mean_rows(
@@ -165,7 +185,10 @@ def agreement_report(
         :data:`AGREEMENT_COLUMNS`: Pearson, Spearman, Kendall, MAE, RMSE of ``bt_z`` against the
         expert z-scores on the configuration's arguments (``n_items``); Cohen's kappa,
         Krippendorff's alpha and percent agreement of the majority labels against the expert
-        labels (``n_comparisons`` with a verdict; ``n_no_verdict`` without); ``correlation_mean``
+        labels (``n_comparisons`` with a verdict; ``n_no_verdict`` without); their expected
+        values from the label probabilities, ``expected_cohen_kappa`` (kappa of the expected
+        confusion matrix) and ``expected_percent_agreement`` over ``n_expected`` comparisons (NaN
+        and 0 without probabilities; docs/judgments.md, "Expected figures"); ``correlation_mean``
         (mean of r, rho, tau) and ``is_best`` (see :func:`best_configuration`).
     """
     configs = _configurations(majority)
@@ -184,12 +207,13 @@ def agreement_report(
 
 
 def _finish_report(report: pd.DataFrame, info: dict[str, ModelInfo]) -> pd.DataFrame:
-    report = _with_mean_rows(report, [*SCORE_METRICS, *LABEL_METRICS], ["n_comparisons", "n_items", "n_no_verdict"])
+    counts = ["n_comparisons", "n_expected", "n_items", "n_no_verdict"]
+    report = _with_mean_rows(report, [*SCORE_METRICS, *LABEL_METRICS, *EXPECTED_LABEL_METRICS], counts)
     report["correlation_mean"] = report[["pearson", "spearman", "kendall"]].mean(axis=1, skipna=False)
     report = _add_flags(report, info) if len(report) else report.assign(scope=None, is_baseline=None, in_registry=None)
     best = best_configuration(report)
     report["is_best"] = (report["model"] == best[0]) & (report["strategy"] == best[1]) if best else False
-    for column in ("n_comparisons", "n_items", "n_no_verdict"):
+    for column in counts:
         report[column] = report[column].astype(np.int64)
     return report[AGREEMENT_COLUMNS].reset_index(drop=True)
 
@@ -264,7 +288,7 @@ def cross_model_report(
         [
             configs,
             _score_metrics(scores, ref_scores, configs, "best_z"),
-            _label_metrics(majority, ref_labels, configs, "best_label").drop(columns="n_no_verdict"),
+            _label_metrics(majority, ref_labels, configs, "best_label")[[*LABEL_METRICS, "n_comparisons"]],
         ],
         axis=1,
     )
@@ -282,6 +306,22 @@ def cross_model_report(
     return report[columns]
 
 
+def _expected_run_shares(majority: pd.DataFrame, group: np.ndarray, k: int) -> pd.DataFrame:
+    """Per configuration: the mean probability of 1, 2 and 3 distinct labels, and how many comparisons have one."""
+    if set(DISTINCT_COLUMNS) <= set(majority.columns):
+        probabilities = majority[list(DISTINCT_COLUMNS)].to_numpy(dtype=float)
+    else:
+        probabilities = np.full((len(majority), len(DISTINCT_COLUMNS)), np.nan)
+    known = np.isfinite(probabilities).all(axis=1) & (group >= 0)
+    n_known = np.bincount(group[known], minlength=k)
+    out = pd.DataFrame({"n_expected": n_known.astype(np.int64)})
+    for i, name in enumerate(EXPECTED_RUN_METRICS):
+        total = np.bincount(group[known], probabilities[known, i], minlength=k)
+        with np.errstate(all="ignore"):
+            out[name] = np.where(n_known > 0, total / np.maximum(n_known, 1), np.nan)
+    return out
+
+
 def variability_report(majority: pd.DataFrame, info: dict[str, ModelInfo] | None = None) -> pd.DataFrame:
     """Per configuration: how often the runs agree, and Krippendorff's alpha across the runs.
 
@@ -289,6 +329,9 @@ def variability_report(majority: pd.DataFrame, info: dict[str, ModelInfo] | None
     whose runs are all valid (``n_comparisons``; ``n_incomplete`` have a missing or invalid run);
     with 3 runs they are the comparisons with 1, 2 and 3 distinct labels. ``krippendorff_alpha``
     treats the runs as raters (nominal; incomplete comparisons count with their valid runs).
+    ``expected_share_*`` are the same shares in expectation over the runs' label probabilities,
+    over the ``n_expected`` comparisons that have them (NaN and 0 without; docs/judgments.md,
+    "Expected figures").
     """
     run_columns = sorted(
         [c for c in majority.columns if c.startswith("label_run")], key=lambda c: int(c[len("label_run") :])
@@ -300,8 +343,10 @@ def variability_report(majority: pd.DataFrame, info: dict[str, ModelInfo] | None
         "share_two_equal",
         "share_all_unequal",
         "krippendorff_alpha",
+        *EXPECTED_RUN_METRICS,
         "n_comparisons",
         "n_incomplete",
+        "n_expected",
         *FLAG_COLUMNS,
     ]
     if majority.empty:
@@ -328,11 +373,13 @@ def variability_report(majority: pd.DataFrame, info: dict[str, ModelInfo] | None
     report["krippendorff_alpha"] = alpha
     report["n_comparisons"] = n_complete.astype(np.int64)
     report["n_incomplete"] = np.bincount(group[~complete], minlength=k).astype(np.int64)
+    report = pd.concat([report, _expected_run_shares(majority, group, k)], axis=1)
     report = _with_mean_rows(
         report,
-        ["share_all_equal", "share_two_equal", "share_all_unequal", "krippendorff_alpha"],
-        ["n_comparisons", "n_incomplete"],
+        ["share_all_equal", "share_two_equal", "share_all_unequal", "krippendorff_alpha", *EXPECTED_RUN_METRICS],
+        ["n_comparisons", "n_incomplete", "n_expected"],
     )
     report["n_runs"] = len(run_columns)
     report = _add_flags(report, info or {})
+    report["n_expected"] = report["n_expected"].astype(np.int64)
     return report[columns]

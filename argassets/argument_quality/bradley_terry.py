@@ -52,6 +52,7 @@ def bt_scores(
     settings: BTSettings = DEFAULT_SETTINGS,
     *,
     label_column: str = "label",
+    weight_column: str | None = None,
     n_bootstrap: int = 0,
     seed: int = 0,
     confidence: float = 0.95,
@@ -67,7 +68,7 @@ def bt_scores(
     group_columns
         Columns that identify one independent set of scores (e.g. ``["dimension"]`` for the
         experts, ``["model", "strategy", "dimension"]`` for LLM configurations).
-    settings, label_column, n_bootstrap, seed, confidence
+    settings, label_column, weight_column, n_bootstrap, seed, confidence
         As :func:`argassets.platform.pairwise.scores.bt_scores` (the topic is the stratum).
 
     Returns
@@ -83,6 +84,7 @@ def bt_scores(
         settings,
         columns=ARGUMENT_PAIRS,
         label_column=label_column,
+        weight_column=weight_column,
         n_bootstrap=n_bootstrap,
         seed=seed,
         confidence=confidence,

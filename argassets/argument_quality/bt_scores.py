@@ -10,6 +10,7 @@ import pandas as pd
 from argassets.argument_quality.bradley_terry import DEFAULT_SETTINGS, ITEM_COLUMNS, BTSettings, bt_scores
 from argassets.argument_quality.scope import DIMENSIONS
 from argassets.platform.pairwise.agreement import SCORE_METRICS, score_agreement
+from argassets.platform.pairwise.expected import MAJORITY_PROBABILITY_COLUMNS, expected_vote_rows
 
 CONFIG_COLUMNS = ["model", "strategy", "dimension"]
 
@@ -127,10 +128,10 @@ def _expert_positions(experts: pd.DataFrame, majority: pd.DataFrame) -> np.ndarr
     return pos
 
 
-def _labelled_comparisons(majority: pd.DataFrame, experts: pd.DataFrame) -> pd.DataFrame:
-    """Majority labels with the topic and argument ids of their comparison."""
+def _labelled_comparisons(majority: pd.DataFrame, experts: pd.DataFrame, carry: Sequence[str] = ()) -> pd.DataFrame:
+    """Majority labels (and the ``carry`` columns) with the topic and argument ids of their comparison."""
     pos = _expert_positions(experts, majority)
-    out = majority[["model", "strategy", "dimension", "majority_label"]].reset_index(drop=True)
+    out = majority[["model", "strategy", "dimension", "majority_label", *carry]].reset_index(drop=True)
     for column in ("topic_id", *COMPARISON_SIDES):
         out[column] = experts[column].to_numpy().astype(np.int64)[pos]
     return out
@@ -152,7 +153,9 @@ def llm_bt_scores(
     -------
     pandas.DataFrame
         ``model, strategy, dimension, topic_id, discussion_id, argument_id, bt_score, bt_z,
-        ci_low, ci_high, published_z, n_comparisons, component`` (``ci_*`` NaN without bootstrap).
+        ci_low, ci_high, published_z, n_comparisons, component`` (``ci_*`` NaN without bootstrap),
+        ``expected_bt_score, expected_bt_z``: the fit on expected wins (:func:`expected_bt_scores`;
+        NaN for a configuration without label probabilities).
     """
     labelled = _labelled_comparisons(majority, experts)
     scores = bt_scores(
@@ -168,6 +171,8 @@ def llm_bt_scores(
         scores["ci_low"] = np.nan
         scores["ci_high"] = np.nan
     scores = scores.merge(published_scores(arguments), on=["dimension", *ITEM_COLUMNS], how="left")
+    expected = expected_bt_scores(majority, experts, settings)
+    scores = scores.merge(expected, on=[*CONFIG_COLUMNS, *ITEM_COLUMNS], how="left", validate="one_to_one")
     order = [
         *CONFIG_COLUMNS,
         *ITEM_COLUMNS,
@@ -178,5 +183,35 @@ def llm_bt_scores(
         "published_z",
         "n_comparisons",
         "component",
+        "expected_bt_score",
+        "expected_bt_z",
     ]
     return scores[order]
+
+
+def expected_bt_scores(
+    majority: pd.DataFrame, experts: pd.DataFrame, settings: BTSettings = DEFAULT_SETTINGS
+) -> pd.DataFrame:
+    """BT scores on expected wins: each comparison enters once per label, weighted by the
+    probability that the majority of its runs is that label (soft counts; no bootstrap).
+
+    Only configurations whose every comparison has that distribution are fitted (a partial fit
+    would not be comparable with the sampled one); the others have no rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model, strategy, dimension, topic_id, discussion_id, argument_id, expected_bt_score,
+        expected_bt_z``.
+    """
+    columns = [*CONFIG_COLUMNS, *ITEM_COLUMNS, "expected_bt_score", "expected_bt_z"]
+    distributions = list(MAJORITY_PROBABILITY_COLUMNS)
+    if majority.empty or not set(distributions) <= set(majority.columns):
+        return pd.DataFrame({c: pd.Series(dtype="int64" if c in ITEM_COLUMNS else "object") for c in columns})
+    known = majority[distributions].notna().all(axis=1)
+    complete = known.groupby([majority[c] for c in CONFIG_COLUMNS], sort=False).transform("all")
+    labelled = _labelled_comparisons(majority[complete.to_numpy()], experts, carry=distributions)
+    soft = expected_vote_rows(labelled, distribution_columns=distributions, label_column="majority_label")
+    scores = bt_scores(soft, CONFIG_COLUMNS, settings, label_column="majority_label", weight_column="weight")
+    scores = scores.rename(columns={"bt_score": "expected_bt_score", "bt_z": "expected_bt_z"})
+    return scores[columns]

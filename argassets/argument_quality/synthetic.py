@@ -3,7 +3,8 @@
 A synthetic judge sees the published expert z-scores of both arguments plus Gaussian noise per
 run, and answers ``Tie`` when the noisy difference is small: the smaller its noise, the closer its
 BT scores are to the experts'. Optionally some verdicts are invalid, and a judge may favour the
-first position (for the position-bias report).
+first position (for the position-bias report). A judge may also report its label probabilities
+(``p_a, p_b, p_tie``, exact under its Gaussian noise), as a backend with logprobs does.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from argassets.argument_quality.bradley_terry import ITEM_COLUMNS
 from argassets.argument_quality.bt_scores import published_scores
@@ -42,6 +44,9 @@ class SyntheticJudge:
         Also judge every comparison in the swapped order (``order = "ba"``).
     is_baseline
         Recorded baseline flag.
+    probabilities
+        Rows carry ``p_a, p_b, p_tie``: the probabilities of each label under the judge's noise,
+        oriented like ``label`` (null without).
     """
 
     name: str
@@ -51,6 +56,14 @@ class SyntheticJudge:
     first_bias: float = 0.0
     swapped: bool = False
     is_baseline: bool = False
+    probabilities: bool = False
+
+
+def _label_probabilities(mean: np.ndarray, judge: SyntheticJudge) -> np.ndarray:
+    """``(..., 3)`` probabilities of A, B, Tie as presented, for a noisy difference of mean ``mean``."""
+    p_a = stats.norm.sf(judge.tie_band, loc=mean, scale=judge.noise)
+    p_b = stats.norm.cdf(-judge.tie_band, loc=mean, scale=judge.noise)
+    return np.stack([p_a, p_b, np.clip(1.0 - p_a - p_b, 0.0, 1.0)], axis=-1)
 
 
 def synthetic_judgments(
@@ -68,7 +81,8 @@ def synthetic_judgments(
     pandas.DataFrame
         The ``aq_judgments`` columns the aggregation reads: ``judge_model, comparison_id,
         dimension, strategy, topic_id, order, run, label, presented_label, is_valid,
-        is_baseline, scope``.
+        is_baseline, scope, p_a, p_b, p_tie`` (the probabilities null unless the judge has
+        ``probabilities``).
     """
     scores = published_scores(arguments)
     key = ["dimension", *ITEM_COLUMNS]
@@ -91,7 +105,10 @@ def synthetic_judgments(
             for order in orders:
                 sign = 1.0 if order == "ab" else -1.0
                 # Difference as presented: first shown minus second shown.
-                presented_diff = sign * diff[:, None] + rng.normal(0.0, judge.noise, (m, n_runs)) + judge.first_bias
+                mean = sign * diff + judge.first_bias
+                presented_diff = mean[:, None] + rng.normal(0.0, judge.noise, (m, n_runs))
+                probs = _label_probabilities(mean, judge) if judge.probabilities else np.full((m, 3), np.nan)
+                probs = probs if order == "ab" else probs[:, [1, 0, 2]]
                 code = np.where(presented_diff > judge.tie_band, 0, np.where(presented_diff < -judge.tie_band, 1, 2))
                 invalid = rng.random((m, n_runs)) < judge.invalid_rate
                 mapped = code if order == "ab" else np.where(code == 0, 1, np.where(code == 1, 0, 2))
@@ -112,6 +129,9 @@ def synthetic_judgments(
                             "is_valid": ~invalid.ravel(),
                             "is_baseline": judge.is_baseline,
                             "scope": "full",
+                            "p_a": np.repeat(probs[:, 0], n_runs),
+                            "p_b": np.repeat(probs[:, 1], n_runs),
+                            "p_tie": np.repeat(probs[:, 2], n_runs),
                         }
                     )
                 )

@@ -8,8 +8,15 @@ a missing or invalid verdict = -1 (:data:`MISSING`).
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
+from argassets.platform.pairwise.expected import (
+    DISTINCT_COLUMNS,
+    MAJORITY_PROBABILITY_COLUMNS,
+    PROBABILITY_COLUMNS,
+    expected_votes,
+)
 from argassets.platform.pairwise.labels import (
     LABELS,
     MISSING,
@@ -22,6 +29,7 @@ from argassets.platform.pairwise.votes import majority_of_runs, plurality_vote, 
 from argassets.platform.pairwise.votes import majority_votes as pairwise_majority_votes
 
 __all__ = [
+    "EXPECTED_VOTE_COLUMNS",
     "LABELS",
     "MAJORITY_KEY",
     "MISSING",
@@ -37,6 +45,9 @@ __all__ = [
 
 #: Columns of the majority-vote table (the run label columns ``label_run<i>`` come after ``topic_id``).
 MAJORITY_KEY = ["model", "strategy", "dimension", "comparison_id"]
+#: Columns of the majority-vote table from the label probabilities (NaN without them): the
+#: distribution of the majority and of the number of distinct labels among the runs.
+EXPECTED_VOTE_COLUMNS = [*MAJORITY_PROBABILITY_COLUMNS, *DISTINCT_COLUMNS]
 
 
 def majority_votes(
@@ -65,19 +76,22 @@ def majority_votes(
     pandas.DataFrame
         One row per (model, strategy, dimension, comparison): ``model, strategy, dimension,
         comparison_id, topic_id, label_run0 .. label_run<R-1>, n_valid_runs, majority_label``
-        (label strings, ``None`` when missing), sorted by those keys.
+        (label strings, ``None`` when missing), then :data:`EXPECTED_VOTE_COLUMNS` from the runs'
+        ``p_a, p_b, p_tie`` (NaN where the judgments carry none; see
+        :mod:`argassets.platform.pairwise.expected`), sorted by those keys.
 
     Raises
     ------
     VotingError
-        A missing column, a negative run index, a label outside A/B/Tie, or the same run of the
-        same configuration and comparison twice; the message names the row.
+        A missing column, a negative run index, a label outside A/B/Tie, the same run of the
+        same configuration and comparison twice, or label probabilities that are not a
+        distribution; the message names the row.
     """
-    votes = pairwise_majority_votes(
-        judgments,
-        [model_column, *MAJORITY_KEY[1:]],
-        carry_columns=["topic_id"],
-        names={model_column: "model"},
-        min_votes=min_votes,
-    )
-    return votes.astype({"topic_id": "int64"})
+    keys = [model_column, *MAJORITY_KEY[1:]]
+    names = {model_column: "model"}
+    votes = pairwise_majority_votes(judgments, keys, carry_columns=["topic_id"], names=names, min_votes=min_votes)
+    votes = votes.astype({"topic_id": "int64"})
+    if votes.empty or not set(PROBABILITY_COLUMNS) <= set(judgments.columns):
+        return votes.assign(**{c: np.nan for c in EXPECTED_VOTE_COLUMNS})
+    expected = expected_votes(judgments, keys, names=names, min_votes=min_votes)
+    return votes.merge(expected, on=MAJORITY_KEY, how="left", validate="one_to_one")

@@ -19,8 +19,13 @@ def markdown_table(frame: pd.DataFrame, max_rows: int = 200, digits: int = 3) ->
         return "_(no rows)_"
     shown = frame.head(max_rows).copy()
     for column in shown.columns:
-        if shown[column].dtype == object or pd.api.types.is_string_dtype(shown[column]):
-            shown[column] = shown[column].map(lambda v: v.replace("|", "/") if isinstance(v, str) else v)
+        values = shown[column]
+        if values.dtype == object or pd.api.types.is_string_dtype(values):
+            values = values.map(lambda v: v.replace("|", "/") if isinstance(v, str) else v)
+        if values.isna().any():
+            # tabulate writes NaN as "nan" and pd.NA as "<NA>"; as None a missing value is blank.
+            values = values.astype(object).where(values.notna(), None)
+        shown[column] = values
     text = shown.to_markdown(index=False, floatfmt=f".{digits}f", missingval="")
     if len(frame) > max_rows:
         text += f"\n\n_{len(frame) - max_rows} more rows not shown; the full table is in DuckDB._"

@@ -157,6 +157,7 @@ def test_bt_tables(sample_run):
     )
     full = scores[scores["model"] == "longer-pb"]
     assert full["ci_low"].le(full["bt_z"] + 1e-9).mean() > 0.9
+    assert scores["expected_bt_z"].isna().all()  # no label probabilities in these judgments
     for _, part in scores.groupby(["model", "strategy", "dimension"]):
         assert part["bt_z"].std(ddof=0) == pytest.approx(1.0, abs=1e-9) or len(part) == 1
 
@@ -178,6 +179,10 @@ def test_agreement_report_table_and_metadata(sample_run):
     assert heat.parent == sample_run["folder"] / "reports"
     assert any(k.startswith("plot_aq_scores_random__few") for k in meta)  # requested
     assert not any("ghost" in k for k in meta)  # unknown configuration: warned, not plotted
+    # Judgments without label probabilities: expected figures absent (NaN, shown blank), never invented.
+    assert report[["expected_cohen_kappa", "expected_percent_agreement"]].isna().all().all()
+    assert (report["n_expected"] == 0).all()
+    assert "nan" not in meta["report"].lower()
 
 
 def test_other_reports(sample_run):
@@ -187,6 +192,7 @@ def test_other_reports(sample_run):
     variability = read(database, "aq_variability_report")
     longer = variability[variability["model"] == "longer-pb"]
     assert (longer["share_all_equal"] == 1.0).all()  # deterministic baseline
+    assert variability["expected_share_all_equal"].isna().all() and (variability["n_expected"] == 0).all()
     ensemble = read(database, "aq_ensemble")
     assert set(ensemble["model"]) == {"ensemble:all-models"}  # only baselines have judgments
     assert set(ensemble["members"]) == {"longer-pb,random,retired,scoped"}

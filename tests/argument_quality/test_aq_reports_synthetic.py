@@ -16,7 +16,7 @@ from argassets.argument_quality.agreement_reports import (
     cross_model_report,
     variability_report,
 )
-from argassets.argument_quality.bt_scores import MEAN_DIMENSION, llm_bt_scores
+from argassets.argument_quality.bt_scores import MEAN_DIMENSION, expected_bt_scores, llm_bt_scores
 from argassets.argument_quality.configurations import ModelInfo, model_info
 from argassets.argument_quality.corpus import load_corpus, locate_corpus
 from argassets.argument_quality.ensembles import ensemble_members, ensemble_report
@@ -33,10 +33,10 @@ from argassets.platform.presentation import markdown_table
 from argassets.platform.registry import parse_registry
 
 JUDGES = [
-    SyntheticJudge("sharp", noise=0.2, tie_band=0.2),
+    SyntheticJudge("sharp", noise=0.2, tie_band=0.2, probabilities=True),
     SyntheticJudge("blurry", noise=1.5, tie_band=0.3, invalid_rate=0.02),
     SyntheticJudge("biased", noise=0.6, first_bias=0.8, swapped=True),
-    SyntheticJudge("coin", noise=1e4, tie_band=0.0, is_baseline=True),
+    SyntheticJudge("coin", noise=1e4, tie_band=0.0, is_baseline=True, probabilities=True),
 ]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -150,6 +150,48 @@ def test_variability_report(judged):
     assert blurry["n_incomplete"] > 0  # 2% invalid verdicts
     assert blurry["n_comparisons"] + blurry["n_incomplete"] == 13952
     assert metric_range_violations(var).empty
+
+
+def test_expected_figures_beside_the_sampled_ones(judged):
+    """Judges with label probabilities get expected figures close to the sampled ones (13,952
+    comparisons per dimension); a judge without them gets none, never a made-up value."""
+    report = judged["report"].set_index(["model", "strategy", "dimension"])
+    var = variability_report(judged["majority"], judged["info"]).set_index(["model", "strategy", "dimension"])
+    for model in ("sharp", "coin"):
+        row = report.loc[(model, "zero", "logic")]
+        assert row["n_expected"] == 13952
+        assert row["expected_cohen_kappa"] == pytest.approx(row["cohen_kappa"], abs=0.02)
+        assert row["expected_percent_agreement"] == pytest.approx(row["percent_agreement"], abs=1.5)
+        runs = var.loc[(model, "zero", "logic")]
+        for share in ("share_all_equal", "share_two_equal", "share_all_unequal"):
+            assert runs[f"expected_{share}"] == pytest.approx(runs[share], abs=0.015)
+    coin = var.loc[("coin", "zero", "logic")]
+    # A fair coin over A/B (the expert difference over noise 1e4 shifts it by < 1e-4): all equal 1/4.
+    assert coin["expected_share_all_equal"] == pytest.approx(0.25, abs=1e-6)
+    assert coin["expected_share_all_unequal"] == pytest.approx(0.0, abs=1e-9)
+    assert abs(report.loc[("coin", "zero", "logic"), "expected_cohen_kappa"]) < 0.01
+    blurry = report.loc[("blurry", "zero", "logic")]
+    assert blurry["n_expected"] == 0 and np.isnan(blurry["expected_cohen_kappa"])
+    assert var.loc[("blurry", "zero", MEAN_DIMENSION), ["expected_share_all_equal"]].isna().all()
+    assert report.loc[("sharp", "zero", MEAN_DIMENSION), "n_expected"] == 3 * 13952
+    assert "nan" not in markdown_table(judged["report"].reset_index()).lower()
+
+
+def test_bt_scores_on_expected_wins(judged, corpus):
+    scores = judged["scores"]
+    sharp = scores[(scores["model"] == "sharp") & (scores["strategy"] == "zero")]
+    assert sharp["expected_bt_z"].notna().all()
+    assert np.corrcoef(sharp["expected_bt_z"], sharp["bt_z"])[0, 1] > 0.97
+    assert scores.loc[scores["model"] == "blurry", "expected_bt_z"].isna().all()
+    # One-hot distributions of the sampled majorities give back the sampled fit exactly.
+    arguments, comparisons = corpus
+    majority = judged["majority"]
+    one = majority[(majority["model"] == "sharp") & (majority["strategy"] == "zero")].copy()
+    codes = one["majority_label"].map({"A": 0, "B": 1, "Tie": 2}).to_numpy()
+    one[["p_majority_a", "p_majority_b", "p_majority_tie"]] = np.eye(3)[codes]
+    expected = expected_bt_scores(one, comparisons)
+    sampled = llm_bt_scores(one, comparisons, arguments)
+    np.testing.assert_allclose(expected["expected_bt_z"], sampled["bt_z"], atol=1e-12)
 
 
 def test_ensemble(judged, corpus):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from argassets.argument_quality.assets.judgments import label_summary_markdown
+from argassets.platform.presentation import markdown_table
 from asset_checks.argument_quality import judgments as checks
 
 
@@ -68,3 +69,10 @@ def test_connectivity_check_lists_every_graph_and_fails_on_a_split_one():
         ["4", "logic", "4", "2", "2", "2"],
         ["9", "logic", "2", "1", "1", "2"],
     ]
+
+
+def test_missing_floats_are_blank_not_nan():
+    table = markdown_table(pd.DataFrame({"model": ["m", "published"], "expected_cohen_kappa": [0.41234, float("nan")]}))
+    lines = table.splitlines()
+    assert cells(lines[2]) == ["m", "0.412"]
+    assert cells(lines[3]) == ["published", ""]

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from argassets.argument_quality.voting import (
+    EXPECTED_VOTE_COLUMNS,
     LABELS,
     MISSING,
     VotingError,
@@ -140,7 +141,9 @@ def test_majority_votes_pivots_runs_and_ignores_the_swapped_order():
         "label_run2",
         "n_valid_runs",
         "majority_label",
+        *EXPECTED_VOTE_COLUMNS,
     ]
+    assert table[EXPECTED_VOTE_COLUMNS].isna().all().all()  # no probabilities: nothing expected
     records = table.to_dict("records")
     assert [(r["model"], r["strategy"], r["comparison_id"]) for r in records] == [
         ("k", "zero", "rhetoric-00003"),
@@ -155,6 +158,24 @@ def test_majority_votes_pivots_runs_and_ignores_the_swapped_order():
     assert records[2]["majority_label"] == "Tie" and records[2]["n_valid_runs"] == 2
     assert [records[3][f"label_run{i}"] for i in range(3)] == ["A", "B", "A"]
     assert records[3]["majority_label"] == "A" and records[3]["n_valid_runs"] == 3
+
+
+def test_majority_votes_carry_the_expected_majority_from_label_probabilities():
+    rows = [_judgment("m", "zero", "logic-00001", run, label) for run, label in enumerate(["A", "B", "A"])]
+    rows += [_judgment("m", "zero", "logic-00002", run, "Tie") for run in range(3)]
+    rows += [_judgment("m", "zero", "logic-00001", 0, "B", order="ba")]
+    frame = pd.DataFrame(rows)
+    probabilities = [[0.5, 0.3, 0.2]] * 3 + [[np.nan] * 3] * 3 + [[0.0, 1.0, 0.0]]  # logic-00002: none
+    frame[["p_a", "p_b", "p_tie"]] = probabilities
+    table = majority_votes(frame).set_index("comparison_id")
+    # (0.5, 0.3, 0.2) three times: P(majority A) = 0.5, B = 0.216; all equal 0.16, all unequal 0.18.
+    expected = [0.5, 0.216, 0.284, 0.16, 0.66, 0.18]
+    np.testing.assert_allclose(table.loc["logic-00001", EXPECTED_VOTE_COLUMNS].to_numpy(dtype=float), expected)
+    assert table.loc["logic-00002", EXPECTED_VOTE_COLUMNS].isna().all()
+    assert table.loc["logic-00001", "majority_label"] == "A"  # the sampled majority is unchanged
+    frame.loc[1, "p_tie"] = 0.3  # sums to 1.1
+    with pytest.raises(VotingError, match="judgments row 1: .* do not sum to 1"):
+        majority_votes(frame)
 
 
 def test_majority_votes_errors_name_the_rows():

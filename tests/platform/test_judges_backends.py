@@ -64,6 +64,8 @@ def test_random_is_seeded_and_uniform():
     # runs differ from each other for the same request
     assert any(len({c.text for c in row}) > 1 for row in first)
     assert judge.is_baseline and judge.backend == "random"
+    assert judge.label_probabilities(requests[0]) == {"A": 1 / 3, "B": 1 / 3, "Tie": 1 / 3}
+    assert judge.label_probabilities(ChatRequest("s", "s", "u", json_schema=SCORE_SCHEMA)) is None
 
 
 def test_random_answers_json_schemas():
@@ -91,6 +93,14 @@ def test_longer_wins():
         [0, 1, 2],
     )
     assert [[c.text for c in row] for row in rows] == [["A"] * 3, ["B"] * 3, ["Tie"] * 3]
+    # One-hot on the answer it gives, also in the swapped presentation.
+    assert judge.label_probabilities(_aq("a", "one two three", "one two")) == {"A": 1.0, "B": 0.0, "Tie": 0.0}
+    assert judge.label_probabilities(_aq("s", "one two", "one two three", order="ba")) == {
+        "A": 0.0,
+        "B": 1.0,
+        "Tie": 0.0,
+    }
+    assert judge.label_probabilities(_aq("t", "same length", "other words"))["Tie"] == 1.0
     with pytest.raises(ValueError, match="no text_a/text_b"):
         judge.complete([ChatRequest("x", "s", "u")], SamplingParams(1.0), [0])
 
@@ -270,6 +280,50 @@ def test_import_format_errors_name_file_and_row(tmp_path: Path, rows, message):
     with pytest.raises(ImportFormatError, match=message) as info:
         load_tidy_judgments(path, "ext")
     assert str(path) in str(info.value)
+
+
+def _probability_rows(p_a, p_b, p_tie) -> list[dict]:
+    base = {"comparison_id": "c1", "dimension": "logic", "strategy": "zero", "label": "A"}
+    return [
+        {**base, "run": 0, "p_a": 0.7, "p_b": 0.2, "p_tie": 0.1},
+        {**base, "run": 1, "p_a": p_a, "p_b": p_b, "p_tie": p_tie},
+    ]
+
+
+def test_import_keeps_label_probabilities(tmp_path: Path):
+    rows = _probability_rows(None, None, None)  # a row may leave all three out
+    for suffix in ("csv", "parquet"):
+        path = tmp_path / f"probabilities.{suffix}"
+        frame = pd.DataFrame(rows)
+        frame.to_csv(path, index=False) if suffix == "csv" else frame.to_parquet(path)
+        tidy, _ = load_tidy_judgments(path)
+        assert tidy[["p_a", "p_b", "p_tie"]].iloc[0].tolist() == [0.7, 0.2, 0.1]
+        assert tidy[["p_a", "p_b", "p_tie"]].iloc[1].isna().all()
+    plain = [{k: v for k, v in row.items() if not k.startswith("p_")} for row in rows]
+    without, _ = load_tidy_judgments(_write_tidy(tmp_path / "plain.csv", plain))
+    assert "p_a" not in without.columns
+
+
+@pytest.mark.parametrize(
+    ("probabilities", "message"),
+    [
+        ((0.5, 0.3, 0.1), r"row 1 \(line 3\): has p_a \+ p_b \+ p_tie different from 1"),
+        ((1.2, -0.3, 0.1), r"row 1 \(line 3\): has a probability outside \[0, 1\]"),
+        ((0.5, 0.5, None), r"row 1 \(line 3\): gives some of p_a, p_b, p_tie but not all three"),
+        (("high", 0.5, 0.5), r"row 1 \(line 3\): 'p_a' is not a number: 'high'"),
+    ],
+)
+def test_import_probability_errors_name_file_and_row(tmp_path: Path, probabilities, message):
+    path = _write_tidy(tmp_path / "bad.csv", _probability_rows(*probabilities))
+    with pytest.raises(ImportFormatError, match=message) as info:
+        load_tidy_judgments(path)
+    assert str(path) in str(info.value)
+
+
+def test_import_needs_all_three_probability_columns(tmp_path: Path):
+    rows = [{k: v for k, v in row.items() if k != "p_tie"} for row in _probability_rows(0.5, 0.5, 0.0)]
+    with pytest.raises(ImportFormatError, match="has p_a, p_b but not p_tie"):
+        load_tidy_judgments(_write_tidy(tmp_path / "two.csv", rows))
 
 
 def test_import_missing_file(tmp_path: Path):

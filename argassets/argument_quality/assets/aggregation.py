@@ -8,8 +8,10 @@ import pandas as pd
 
 from argassets.argument_quality.bradley_terry import DEFAULT_SETTINGS, BTSettings
 from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, expert_bt_scores, expert_fit_summary, llm_bt_scores
+from argassets.argument_quality.judgments import AQ_JUDGMENT_COLUMNS
 from argassets.argument_quality.report_checks import disconnected_topics
 from argassets.argument_quality.voting import majority_votes
+from argassets.platform.pairwise.expected import PROBABILITY_COLUMNS
 from argassets.platform.partition_coverage import check_partition_coverage
 from argassets.platform.presentation import markdown_table
 
@@ -25,6 +27,8 @@ JUDGMENT_COLUMNS = [
     "label",
     "is_baseline",
     "scope",
+    # The label probabilities, once the judgments table has them (expected figures; NaN where null).
+    *(c for c in PROBABILITY_COLUMNS if c in AQ_JUDGMENT_COLUMNS),
 ]
 #: Every materialised partition of ``aq_judgments`` (an unpartitioned asset reads them all).
 JUDGMENTS_IN = dg.AssetIn("aq_judgments", metadata={"columns": JUDGMENT_COLUMNS})
@@ -155,7 +159,7 @@ def aq_bt_scores(
     webis_expert_comparisons: pd.DataFrame,
     webis_arguments: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
-    """BT scores of every configuration from its majority labels, with bootstrap 95% intervals."""
+    """BT scores of every configuration from its majority labels (bootstrap 95% intervals), and on expected wins."""
     settings = config.settings()
     scores = llm_bt_scores(
         aq_majority_votes,
@@ -180,6 +184,12 @@ def aq_bt_scores(
         else "none",
         "configurations": int(len(scores[CONFIG_COLUMNS].drop_duplicates())) if len(scores) else 0,
         "disconnected_topics": len(split),
+        # Configurations with label probabilities, fitted on expected wins too (expected_bt_*).
+        "expected_wins_configurations": int(
+            len(scores.loc[scores["expected_bt_z"].notna(), CONFIG_COLUMNS].drop_duplicates())
+        )
+        if len(scores)
+        else 0,
         "summary": dg.MetadataValue.md(markdown_table(bt_summary(scores))),
     }
     if len(split):

@@ -73,6 +73,15 @@ class RandomJudge:
             return json.dumps(random_instance(request.json_schema, rng), ensure_ascii=False)
         raise ValueError(f"random baseline: request {request.key!r} has neither choices nor a json_schema to draw from")
 
+    def label_probabilities(self, request: ChatRequest) -> dict[str, float] | None:
+        """The distribution every run is drawn from: uniform over the choices (``None`` without choices).
+
+        Its label mass is 1: no probability goes to text outside the labels.
+        """
+        if not request.choices:
+            return None
+        return {choice: 1.0 / len(request.choices) for choice in request.choices}
+
     def close(self) -> None:
         """Nothing to free."""
 
@@ -115,6 +124,13 @@ class LongerWinsJudge:
         if request.choices and answer not in request.choices:
             raise ValueError(f"longer-wins baseline: {answer!r} is not among the choices {request.choices}")
         return answer
+
+    def label_probabilities(self, request: ChatRequest) -> dict[str, float] | None:
+        """One-hot on :meth:`answer` over the choices (``None`` without choices); label mass 1."""
+        if not request.choices:
+            return None
+        answer = self.answer(request)
+        return {choice: float(choice == answer) for choice in request.choices}
 
     def close(self) -> None:
         """Nothing to free."""

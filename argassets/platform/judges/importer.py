@@ -13,6 +13,9 @@ key columns               the study's (its ``StudyDefinition.import_keys``); the
 ``run``                   integer >= 0 (repetition)
 ``raw_output``            the model's text (preferred) ...
 ``label``                 ... or just the parsed label / score when the raw text is not kept
+``p_a, p_b, p_tie``       optional, all three or none: the judge's label probabilities
+                          (renormalised over A, B, Tie: each in [0, 1], summing to 1 within
+                          1e-6; a row may leave all three empty)
 ========================  =====================================================================
 """
 
@@ -29,7 +32,11 @@ import pandas as pd
 from argassets.platform.judging import ChatRequest, Completion, SamplingParams, utc_now
 from argassets.platform.study import ImportKeys, studies
 
-__all__ = ["ImportFormatError", "ImportJudge", "load_tidy_judgments"]
+__all__ = ["PROBABILITY_COLUMNS", "ImportFormatError", "ImportJudge", "load_tidy_judgments"]
+
+#: Optional columns: the label probabilities of a pairwise judgment (A, B, Tie).
+PROBABILITY_COLUMNS: tuple[str, ...] = ("p_a", "p_b", "p_tie")
+_SUM_TOLERANCE = 1e-6
 
 
 class ImportFormatError(ValueError):
@@ -69,6 +76,37 @@ def _key_set(path: Path, frame: pd.DataFrame, key_sets: Sequence[ImportKeys]) ->
     raise ImportFormatError(f"{path}: needs a {wanted} column (the item of a study this judge takes part in)")
 
 
+def _probabilities(path: Path, frame: pd.DataFrame) -> pd.DataFrame | None:
+    """The validated ``p_a, p_b, p_tie`` columns (``None`` when the file has none of them)."""
+    present = [c for c in PROBABILITY_COLUMNS if c in frame.columns]
+    if not present:
+        return None
+    if len(present) < len(PROBABILITY_COLUMNS):
+        absent = [c for c in PROBABILITY_COLUMNS if c not in present]
+        raise ImportFormatError(f"{path}: has {', '.join(present)} but not {', '.join(absent)} (all three or none)")
+    raw = frame[list(PROBABILITY_COLUMNS)]
+    values = raw.apply(pd.to_numeric, errors="coerce").astype(float)
+    for column in PROBABILITY_COLUMNS:
+        unreadable = values[column].isna() & raw[column].notna()
+        if unreadable.any():
+            index = int(frame.index[np.flatnonzero(unreadable.to_numpy())[0]])
+            raise ImportFormatError(f"{_where(path, index)}: '{column}' is not a number: {raw[column].loc[index]!r}")
+    given = values.notna()
+    partial = given.any(axis=1) & ~given.all(axis=1)
+    outside = ((values < 0) | (values > 1)).any(axis=1)
+    bad_sum = given.all(axis=1) & ((values.sum(axis=1) - 1.0).abs() > _SUM_TOLERANCE)
+    for problem, what in (
+        (partial, "gives some of p_a, p_b, p_tie but not all three"),
+        (outside, "has a probability outside [0, 1]"),
+        (bad_sum, "has p_a + p_b + p_tie different from 1"),
+    ):
+        if problem.any():
+            index = int(frame.index[np.flatnonzero(problem.to_numpy())[0]])
+            shown = ", ".join(f"{c}={values[c].loc[index]!r}" for c in PROBABILITY_COLUMNS)
+            raise ImportFormatError(f"{_where(path, index)}: {what} ({shown})")
+    return values
+
+
 def load_tidy_judgments(
     path: str | os.PathLike[str], model_name: str | None = None, key_sets: Sequence[ImportKeys] | None = None
 ) -> tuple[pd.DataFrame, tuple[str, ...]]:
@@ -79,8 +117,9 @@ def load_tidy_judgments(
     Returns
     -------
     (pandas.DataFrame, tuple of str)
-        Columns = the key columns, ``run`` (int) and ``text`` (the raw output, else the label), and
-        the key columns used (those of the study the file belongs to).
+        Columns = the key columns, ``run`` (int), ``text`` (the raw output, else the label) and,
+        when the file has them, ``p_a, p_b, p_tie`` (float, NaN where a row leaves them empty);
+        and the key columns used (those of the study the file belongs to).
 
     Raises
     ------
@@ -133,6 +172,9 @@ def load_tidy_judgments(
     tidy = pd.DataFrame({c: frame[c].astype(str) for c in keys})
     tidy["run"] = runs.astype("int64")
     tidy["text"] = text.astype(str)
+    probabilities = _probabilities(path, frame)
+    if probabilities is not None:
+        tidy[list(PROBABILITY_COLUMNS)] = probabilities
     duplicated = tidy.duplicated([*keys, "run"], keep=False)
     if duplicated.any():
         rows = list(tidy.index[duplicated.to_numpy()])

@@ -200,6 +200,7 @@ def bt_scores(
     *,
     columns: PairColumns = PairColumns(),
     label_column: str = "label",
+    weight_column: str | None = None,
     n_bootstrap: int = 0,
     seed: int = 0,
     confidence: float = 0.95,
@@ -219,6 +220,11 @@ def bt_scores(
         The item and stratum columns.
     label_column
         Column holding the label.
+    weight_column
+        Optional column of non-negative weights: each row adds its weight to the win counts
+        instead of 1 (soft counts, e.g. a pair once per label weighted by that label's
+        probability, :func:`argassets.platform.pairwise.expected.expected_vote_rows`);
+        ``n_comparisons`` is then the summed weight, rounded. No bootstrap with weights.
     n_bootstrap
         Bootstrap replicates for percentile intervals of ``bt_z`` (0: none). Each replicate
         resamples the pairs of every stratum with replacement, fits BT per stratum and
@@ -251,10 +257,15 @@ def bt_scores(
         raise ValueError(f"comparisons: missing column(s) {', '.join(missing)}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if weight_column is not None:
+        if n_bootstrap:
+            raise ValueError("bt_scores: a bootstrap of weighted (soft-count) comparisons is not defined")
+        needed.append(weight_column)
     codes_all = encode_labels(comparisons[label_column].reset_index(drop=True))
     keep = codes_all != MISSING
     frame = comparisons.loc[keep, needed].reset_index(drop=True)
     codes = codes_all[keep]
+    weights = _weights(frame, weight_column)
     out_columns = [*group_columns, *columns.item, "bt_score", "bt_z", "n_comparisons", "component"]
     if n_bootstrap:
         out_columns += ["ci_low", "ci_high"]
@@ -267,10 +278,22 @@ def bt_scores(
     cells = _index_cells(group_codes, stratum_key, item_a, item_b, len(item_frame))
     group_hash = _group_key_hash(group_uniques if group_columns else None)
     seeds = _cell_seeds(cells, stratum_key, stratum_seed, group_hash, seed) if n_bootstrap else []
-    node_score, boot = _fit_cells(cells, codes, settings, n_bootstrap, seeds)
+    node_score, boot = _fit_cells(cells, codes, settings, n_bootstrap, seeds, weights)
 
-    out = _scores_table(cells, group_uniques, group_columns, item_frame, node_score, boot, confidence)
+    out = _scores_table(cells, group_uniques, group_columns, item_frame, node_score, boot, confidence, weights)
     return out.sort_values([*group_columns, *columns.item], kind="stable").reset_index(drop=True)
+
+
+def _weights(frame: pd.DataFrame, weight_column: str | None) -> np.ndarray | None:
+    """The rows' weights (``None``: each row counts 1); a negative or non-finite one names its row."""
+    if weight_column is None:
+        return None
+    weights = pd.to_numeric(frame[weight_column], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(weights) | (weights < 0)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"comparisons row {row}: weight {frame[weight_column].iat[row]!r} is not a number >= 0")
+    return weights
 
 
 def _item_codes(frame: pd.DataFrame, columns: PairColumns) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
@@ -298,6 +321,7 @@ def _scores_table(
     node_score: np.ndarray,
     boot: np.ndarray | None,
     confidence: float,
+    weights: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """One row per node: its group and item keys, scores, comparison count, component, interval."""
     node_group = cells.cell_group[cells.node_cell]
@@ -308,9 +332,9 @@ def _scores_table(
         out[c] = item_frame[c].to_numpy()[cells.node_item]
     out["bt_score"] = node_score
     out["bt_z"] = z_normalise(node_score, node_group)
-    out["n_comparisons"] = np.bincount(
-        np.concatenate([cells.node_a, cells.node_b]), minlength=len(cells.node_cell)
-    ).astype(np.int64)
+    sides = None if weights is None else np.concatenate([weights, weights])
+    counted = np.bincount(np.concatenate([cells.node_a, cells.node_b]), sides, minlength=len(cells.node_cell))
+    out["n_comparisons"] = np.round(counted).astype(np.int64)
     out["component"] = comparison_components(len(cells.node_cell), cells.node_a, cells.node_b, cells.node_cell)
     if boot is not None:
         boot_z = z_normalise(boot, node_group)
@@ -334,7 +358,12 @@ def _cell_seeds(
 
 
 def _fit_cells(
-    cells: _Cells, codes: np.ndarray, settings: BTSettings, n_bootstrap: int, seeds: list[tuple[int, int, int]]
+    cells: _Cells,
+    codes: np.ndarray,
+    settings: BTSettings,
+    n_bootstrap: int,
+    seeds: list[tuple[int, int, int]],
+    weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Log-strength of every node, batch by batch, and its bootstrap replicates (or ``None``)."""
     n_nodes = len(cells.node_cell)
@@ -352,7 +381,8 @@ def _fit_cells(
         r_cell = local[cells.cell[rows]]
         la = cells.node_a[rows] - cells.node_start[cells.cell[rows]]
         lb = cells.node_b[rows] - cells.node_start[cells.cell[rows]]
-        counts = count_matrices(n, r_cell, len(batch_cells), la, lb, codes[rows], settings.ties)
+        row_weights = None if weights is None else weights[rows]
+        counts = count_matrices(n, r_cell, len(batch_cells), la, lb, codes[rows], settings.ties, row_weights)
         params = fit_strengths(
             counts, settings.alpha, max_iter=settings.max_iter, tol=settings.tol, engine=settings.engine
         )
