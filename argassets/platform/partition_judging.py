@@ -146,7 +146,10 @@ def judging_metadata(
         "is_baseline": entry.is_baseline,
         "model_id": entry.model_id or "",
         "scope": scope_text,
-        "sampling": dg.MetadataValue.json({**sampling.as_dict(), "key": sampling.key()}),
+        "sampling": dg.MetadataValue.json(
+            {**sampling.as_dict(), "key": sampling.key(), "server_sampling_defaults": entry.server_sampling_defaults}
+        ),
+        "mode": entry.mode,
         "completions_sent": judged.sent,
         "completions_from_cache": len(judged.completions) - judged.sent,
         "non_answers": judged.non_answers,
@@ -160,6 +163,11 @@ def judging_metadata(
         "model_identity": dg.MetadataValue.json({**judged.identity, "cache_key": judged.cache_model}),
         **judged.http,
     }
+    if entry.server_sampling_defaults:
+        metadata["server_sampling_defaults"] = (
+            "the endpoint applies its own sampling defaults (top_k, min_p, repetition penalty are not sent): "
+            "the runs may be drawn from a truncated distribution"
+        )
     if judged.given_up:
         metadata["given_up_warning"] = (
             f"{judged.given_up} rows hold a non-answer after {judged.max_attempts} attempts and are never "
