@@ -25,6 +25,7 @@ __all__ = [
     "LabelDistribution",
     "TokenCandidates",
     "choice_probabilities",
+    "draw_label",
     "label_candidates",
     "label_distribution",
 ]
@@ -125,3 +126,12 @@ def label_distribution(raw: Mapping[str, float] | None, labels: Sequence[str]) -
     if not mass > 0.0:
         return None
     return LabelDistribution(tuple(value / mass for value in values), mass)
+
+
+def draw_label(probabilities: Sequence[float], labels: Sequence[str], seed: int | None) -> str:
+    """One label drawn from ``probabilities`` by a numpy ``Generator`` seeded with ``seed`` (one uniform)."""
+    import numpy as np
+
+    cumulative = np.cumsum(np.asarray(probabilities, dtype=float))
+    uniform = np.random.default_rng(seed).random() * cumulative[-1]
+    return labels[min(int(np.searchsorted(cumulative, uniform, side="right")), len(labels) - 1)]

@@ -6,13 +6,18 @@ import math
 
 import pytest
 
+from argassets.platform.judges.vllm_backend import run_seed
+from argassets.platform.judging import CachedCompletion, ChatRequest, SamplingParams
 from argassets.platform.label_probabilities import (
     TokenCandidates,
     choice_probabilities,
+    draw_label,
     label_candidates,
     label_distribution,
 )
 from argassets.platform.pairwise.labels import LABELS
+from argassets.platform.partition_judging import probe_sampling, runs_from_probabilities
+from tests.sampling_distribution import distribution_test
 
 
 def _log(p: float) -> float:
@@ -55,3 +60,48 @@ def test_no_label_or_no_mass_gives_none() -> None:
     assert choice_probabilities([TokenCandidates("maybe", {"maybe": 0.0})], LABELS) is None
     assert label_distribution(None, LABELS) is None
     assert label_distribution({"A": 0.0, "B": 0.0, "Tie": 0.0}, LABELS) is None
+
+
+def test_draws_from_probabilities_are_seeded_and_follow_them() -> None:
+    assert draw_label((0.2, 0.3, 0.5), LABELS, 7) == draw_label((0.2, 0.3, 0.5), LABELS, 7)
+    draws = [draw_label((0.2, 0.3, 0.5), LABELS, seed) for seed in range(3000)]
+    assert distribution_test([draws], [(0.2, 0.3, 0.5)]).p_value >= 0.001
+    # The test can fail: the same draws against other probabilities, and a one-label (top_k 1) draw.
+    assert distribution_test([draws], [(0.3, 0.3, 0.4)]).p_value < 0.001
+    assert distribution_test([["Tie"] * 100], [(0.2, 0.3, 0.5)]).p_value < 0.001
+    assert draw_label((0.0, 1.0, 0.0), LABELS, 1) == "B"
+
+
+def test_probabilities_mode_draws_each_run_with_its_recorded_seed() -> None:
+    requests = [ChatRequest(f"r{i}", "s", f"u{i}", choices=LABELS) for i in range(2)]
+    sampling = SamplingParams(1.0, seed=4, max_tokens=16)
+    probe = probe_sampling(sampling, requests)
+    assert probe.max_tokens == 1 and probe.logprobs == 20 and probe.key() != sampling.key()
+    with pytest.raises(ValueError, match="needs label requests"):
+        probe_sampling(sampling, [ChatRequest("j", "s", "u", json_schema={"type": "object"})])
+    probes = [
+        CachedCompletion(
+            "r0",
+            0,
+            "m",
+            requests[0].prompt_sha256,
+            probe.key(),
+            "A",
+            None,
+            0.1,
+            "t",
+            "t",
+            "vllm",
+            False,
+            label_probs={"A": 0.45, "B": 0.45, "Tie": 0.0},
+        ),
+        CachedCompletion(
+            "r1", 0, "m", requests[1].prompt_sha256, probe.key(), "", None, 0.1, "t", "t", "vllm", False, answered=False
+        ),
+    ]
+    runs = runs_from_probabilities(probes, requests, sampling, 3)
+    assert [(c.key, c.run) for c in runs] == [("r0", 0), ("r0", 1), ("r0", 2), ("r1", 0), ("r1", 1), ("r1", 2)]
+    assert [c.seed for c in runs[:3]] == [run_seed(4, requests[0].prompt_sha256, run) for run in range(3)]
+    assert all(c.text in ("A", "B") for c in runs[:3]) and all(c.label_probs == probes[0].label_probs for c in runs[:3])
+    assert [c.text for c in runs[:3]] == [draw_label((0.5, 0.5, 0.0), LABELS, c.seed) for c in runs[:3]]
+    assert all(not c.answered and c.text == "" for c in runs[3:])

