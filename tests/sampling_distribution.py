@@ -83,6 +83,9 @@ def distribution_test(draws: Sequence[Sequence[str]], probabilities: Sequence[Se
         expected = np.asarray(p, dtype=float) / float(np.sum(p)) * len(labels)
         observed_rows.append([int(c) for c in counts])
         expected_rows.append([float(e) for e in expected])
+        if np.any((expected < 1e-9) & (counts > 0)):
+            # A label drawn that the probabilities rule out: no pooling may hide it.
+            return DistributionTest(float("inf"), 0.0, 0, observed_rows, expected_rows)
         obs, exp = _pooled(counts, expected)
         observed_all += obs
         expected_all += exp

@@ -4,8 +4,8 @@ A label is emitted at one generated token (the *label position*: the first token
 of ``{"label": "Tie"}``'s value, or of the verdict after a reasoning). The candidates an engine
 reports there (its top log-probabilities) are read as labels: a candidate whose text, after what
 the emitted token holds before the label (``"`` in ``"Tie``), spells the start of a label (``T``,
-``Ti``, ``Tie``; any case), or the whole label followed by punctuation (``A.``), counts for that
-label. Under guided choice these are exactly the tokens the engine may draw first, and the path
+``Ti``, ``Tie``; as the labels are spelled: ``a`` is no ``A``, the grammar would not draw it), or
+the whole label followed by punctuation (``A.``), counts for that label. Under guided choice these are exactly the tokens the engine may draw first, and the path
 they start ends in that label, so the renormalised probabilities are the distribution the runs
 are drawn from (at temperature 1, no truncation). ``label_mass`` is the raw sum before
 renormalising: near 1 when the model meant to answer with a label, low when the restriction
@@ -49,13 +49,11 @@ class LabelDistribution:
 
 def _counts_for(rest: str, labels: Sequence[str]) -> str | None:
     """The label a candidate's text (after the emitted token's pre-label part) starts, or ``None``."""
-    lowered = rest.lower()
-    if not lowered:
+    if not rest:
         return None
     matches = []
     for label in labels:
-        name = label.lower()
-        if name.startswith(lowered) or (lowered.startswith(name) and not lowered[len(name) :][:1].isalnum()):
+        if label.startswith(rest) or (rest.startswith(label) and not rest[len(label) :][:1].isalnum()):
             matches.append(label)
     return matches[0] if len(matches) == 1 else None
 

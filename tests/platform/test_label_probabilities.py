@@ -70,6 +70,8 @@ def test_draws_from_probabilities_are_seeded_and_follow_them() -> None:
     assert distribution_test([draws], [(0.3, 0.3, 0.4)]).p_value < 0.001
     assert distribution_test([["Tie"] * 100], [(0.2, 0.3, 0.5)]).p_value < 0.001
     assert draw_label((0.0, 1.0, 0.0), LABELS, 1) == "B"
+    # A label drawn that the probabilities rule out fails at once, whatever pooling would do.
+    assert distribution_test([["A"] * 99 + ["Tie"]], [(0.5, 0.5, 0.0)]).p_value == 0.0
 
 
 def test_probabilities_mode_draws_each_run_with_its_recorded_seed() -> None:

@@ -141,6 +141,7 @@ class LlamaCppJudge:
                     max_tokens=sampling.max_tokens,
                     knobs=sampling.knobs(),
                     top_logprobs=top_logprobs,
+                    labels=request.choices or (),
                 )
             except ContextWindowExceeded as exc:
                 _log.warning("request %r: %s; recorded as an empty (invalid) output", request.key, exc)

@@ -64,6 +64,7 @@ class ParallelRuns:
         self._memory = ll.llama_get_memory(self._ctx)
         self._batch = ll.llama_batch_init(n_ctx, 0, n_seq)
         self._cached: list[int] = []
+        self._label_ids: dict[tuple[str, ...], tuple[int, ...]] = {}
 
     def tokens(self, messages: Sequence[dict[str, str]]) -> list[int]:
         """The prompt's tokens, as ``create_chat_completion`` would send them."""
@@ -94,12 +95,14 @@ class ParallelRuns:
         max_tokens: int,
         knobs: Mapping[str, float | int] | None = None,
         top_logprobs: int | None = None,
+        labels: Sequence[str] = (),
     ) -> tuple[list[str], list[list[TokenCandidates]]]:
         """The texts of :meth:`generate`, and per run its tokens with their top ``top_logprobs`` candidates.
 
         ``knobs`` are :meth:`SamplingParams.knobs` (default: the full distribution). The candidates
         are the model's own log-probabilities (before grammar, temperature and truncation); without
-        ``top_logprobs`` the lists are empty.
+        ``top_logprobs`` the lists are empty. Every token that starts one of ``labels`` is among the
+        candidates too, however improbable before the grammar: the label probabilities are exact.
         """
         import llama_cpp as ll
 
@@ -118,10 +121,10 @@ class ParallelRuns:
         try:
             logits_at = dict.fromkeys(runs, -1)  # run -> batch index of its logits (-1: the prompt's last)
             position = len(prompt)
-            for _ in range(max_tokens):
+            for generated in range(max_tokens):
                 step: dict[int, int] = {}
                 for run, index in logits_at.items():
-                    top = self._top_logprobs(index, top_logprobs) if top_logprobs else None
+                    top = self._top_logprobs(index, top_logprobs, self._label_tokens(labels)) if top_logprobs else None
                     token = ll.llama_sampler_sample(samplers[run], self._ctx, index)
                     if not ll.llama_vocab_is_eog(self._vocab, token):
                         piece = self._piece(token)
@@ -129,8 +132,8 @@ class ParallelRuns:
                         step[run] = token
                         if top is not None:
                             candidates[run].append(TokenCandidates(piece.decode("utf-8", errors="replace"), top))
-                if not step:
-                    break
+                if not step or generated == max_tokens - 1:
+                    break  # the last tokens need no decode: nothing reads their logits
                 for index, (run, token) in enumerate(step.items()):
                     self._put(index, token, position, [run], logits=True)
                 self._decode(len(step))
@@ -141,21 +144,38 @@ class ParallelRuns:
                 ll.llama_sampler_free(sampler)
         return [text.decode("utf-8", errors="replace") for text in texts], candidates
 
-    def _top_logprobs(self, index: int, k: int) -> dict[str, float]:
-        """The ``k`` most probable next tokens at batch index ``index`` (their text, log-probability)."""
+    def _label_tokens(self, labels: Sequence[str]) -> tuple[int, ...]:
+        """The ids of every token whose text starts one of ``labels`` as spelled, found once per label set."""
+        import llama_cpp as ll
+
+        key = tuple(labels)
+        if key not in self._label_ids:
+            found = []
+            for token in range(ll.llama_vocab_n_tokens(self._vocab)):
+                text = self._piece(token).decode("utf-8", errors="replace")
+                if text and any(label.startswith(text) for label in labels):
+                    found.append(token)
+            self._label_ids[key] = tuple(found)
+        return self._label_ids[key]
+
+    def _top_logprobs(self, index: int, k: int, also: Sequence[int] = ()) -> dict[str, float]:
+        """The ``k`` most probable next tokens at batch index ``index``, and the tokens ``also`` (text, log-probability).
+
+        Tokens of the same text are summed.
+        """
         import llama_cpp as ll
         import numpy as np
 
         n_vocab = ll.llama_vocab_n_tokens(self._vocab)
         logits = np.ctypeslib.as_array(ll.llama_get_logits_ith(self._ctx, index), shape=(n_vocab,)).astype(np.float64)
-        top = np.argpartition(logits, -k)[-k:]
+        top = {int(token) for token in np.argpartition(logits, -k)[-k:]} | set(also)
         shift = logits.max()
         log_norm = shift + np.log(np.exp(logits - shift).sum())
-        out: dict[str, float] = {}
-        for token in top[np.argsort(-logits[top])]:
-            text = self._piece(int(token)).decode("utf-8", errors="replace")
-            out.setdefault(text, float(logits[token] - log_norm))
-        return out
+        probabilities: dict[str, float] = {}
+        for token in top:
+            text = self._piece(token).decode("utf-8", errors="replace")
+            probabilities[text] = probabilities.get(text, 0.0) + float(np.exp(logits[token] - log_norm))
+        return {text: float(np.log(p)) if p > 0 else float("-inf") for text, p in probabilities.items()}
 
     def close(self) -> None:
         import llama_cpp as ll
