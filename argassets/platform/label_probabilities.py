@@ -107,7 +107,9 @@ def choice_probabilities(steps: Sequence[TokenCandidates], labels: Sequence[str]
         named = [(_last_offset(text, choice), choice) for choice in labels]
         offset, label = max(named)
         if offset < 0:
-            return None
+            # A label cut by the token limit (``T`` of ``Tie``, a one-token probe) starts at the first token.
+            cut = bool(steps) and _counts_for(steps[0].token, labels) is not None
+            return label_candidates(steps[0].top, labels) if cut else None
     position = _label_position(tokens, text, label)
     if position is None:
         return None

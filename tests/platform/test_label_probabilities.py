@@ -58,6 +58,9 @@ def test_after_a_reasoning_the_last_label_is_read_and_words_are_not_labels() -> 
 
 def test_no_label_or_no_mass_gives_none() -> None:
     assert choice_probabilities([TokenCandidates("maybe", {"maybe": 0.0})], LABELS) is None
+    # a label cut after its first token (a one-token probe) keeps its probabilities
+    cut = [TokenCandidates("T", {"T": _log(0.5), "A": _log(0.5)})]
+    assert choice_probabilities(cut, LABELS) == pytest.approx({"A": 0.5, "B": 0.0, "Tie": 0.5})
     assert label_distribution(None, LABELS) is None
     assert label_distribution({"A": 0.0, "B": 0.0, "Tie": 0.0}, LABELS) is None
 
