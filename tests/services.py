@@ -14,7 +14,7 @@ import pytest
 SERVICES_MARKER = "services"
 #: Markers of tests that need more than Python and the data folder, or take minutes each.
 SERVICE_MARKERS: frozenset[str] = frozenset(
-    {"neo4j", "postgres", "llm", "vllm_engine", "browser", "concurrency", "slurm", "slow"}
+    {"neo4j", "postgres", "llm", "vllm_engine", "browser", "concurrency", "slurm", "slow", "sampling_distribution"}
 )
 #: Fixtures that start a server or load a real model (embedding_model: all-MiniLM-L6-v2, ~10 s to load).
 SERVICE_FIXTURES: frozenset[str] = frozenset(

@@ -11,11 +11,13 @@ from argassets.argument_quality.prompts import render_user
 from argassets.argument_quality.scope import ArgumentQualityScope
 from argassets.platform.choice_parsing import parse_choice
 from argassets.platform.judging import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
+from argassets.platform.label_probabilities import label_distribution
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.registry import ModelEntry
 
 __all__ = [
     "AQ_JUDGMENT_COLUMNS",
+    "LABEL_PROBABILITY_COLUMNS",
     "N_RUNS",
     "aq_sampling",
     "build_requests",
@@ -28,7 +30,8 @@ __all__ = [
 N_RUNS = 3
 #: Protocol default sampling for Study A (temperature 1; the seed is the entry's ``seed``); the
 #: registry's ``sampling`` overrides each field. 16 tokens hold a bare label and ``{"label": "Tie"}``.
-AQ_DEFAULT_SAMPLING = SamplingParams(temperature=1.0, top_p=1.0, seed=None, max_tokens=16)
+#: ``logprobs`` 20 keeps the label probabilities (OpenAI's ``top_logprobs`` allows at most 20).
+AQ_DEFAULT_SAMPLING = SamplingParams(temperature=1.0, top_p=1.0, seed=None, max_tokens=16, logprobs=20)
 
 AQ_JUDGMENT_COLUMNS: tuple[str, ...] = (
     "judge_model",
@@ -42,7 +45,14 @@ AQ_JUDGMENT_COLUMNS: tuple[str, ...] = (
     "presented_label",
     "label",
     "is_valid",
+    "p_a",
+    "p_b",
+    "p_tie",
+    "label_mass",
 ) + PROVENANCE_COLUMNS
+#: The label-probability columns: P(A), P(B), P(Tie) in the comparison's orientation, renormalised
+#: over the labels, and their raw mass; null where the backend gave no log-probabilities.
+LABEL_PROBABILITY_COLUMNS: tuple[str, ...] = ("p_a", "p_b", "p_tie", "label_mass")
 
 
 def aq_sampling(entry: ModelEntry) -> SamplingParams:
@@ -169,7 +179,18 @@ def _completions_frame(completions: Sequence[CachedCompletion]) -> pd.DataFrame:
             "backend": column([c.backend for c in completions], "object"),
             "answered": column([c.answered for c in completions], "bool"),
         }
-    )
+    ).join(_label_probability_frame(completions))
+
+
+def _label_probability_frame(completions: Sequence[CachedCompletion]) -> pd.DataFrame:
+    """P(A), P(B), P(Tie) as presented (renormalised) and the label mass, NaN without probabilities."""
+    values = np.full((len(completions), 4), np.nan)
+    for row, completion in enumerate(completions):
+        distribution = label_distribution(completion.label_probs, LABELS)
+        if distribution is not None:
+            values[row, :3] = distribution.probabilities
+            values[row, 3] = distribution.mass
+    return pd.DataFrame(values, columns=list(LABEL_PROBABILITY_COLUMNS))
 
 
 def judgment_table(
@@ -213,6 +234,11 @@ def judgment_table(
     frame["label"] = np.where(frame["order"] == "ba", swapped, frame["presented_label"])
     frame["label"] = frame["label"].where(pd.notna(frame["label"]), None)
     frame["is_valid"] = frame["presented_label"].notna()
+    # Probabilities of the presented labels, oriented as the label is: A and B swap in "ba".
+    swapped_order = (frame["order"] == "ba").to_numpy()
+    p_a, p_b = frame["p_a"].to_numpy().copy(), frame["p_b"].to_numpy().copy()
+    frame["p_a"] = np.where(swapped_order, p_b, p_a)
+    frame["p_b"] = np.where(swapped_order, p_a, p_b)
     frame.insert(0, "judge_model", judge_model)
     frame["temperature"] = float(sampling.temperature)
     frame["top_p"] = float(sampling.top_p)
@@ -228,7 +254,8 @@ def _with_table_types(frame: pd.DataFrame) -> pd.DataFrame:
     for name in ("topic_id", "run", "max_tokens"):
         frame[name] = frame[name].astype("int64")
     frame["seed"] = pd.array(frame["seed"], dtype="Int64")
-    frame["latency_s"] = frame["latency_s"].astype("float64")
+    for name in ("latency_s", *LABEL_PROBABILITY_COLUMNS):
+        frame[name] = frame[name].astype("float64")
     frame["is_valid"] = frame["is_valid"].astype(bool)
     frame["is_baseline"] = frame["is_baseline"].astype(bool)
     for name in ("requested_at", "completed_at"):

@@ -28,7 +28,13 @@ from argassets.platform.judging import (
     SamplingParams,
     is_non_answer,
 )
-from argassets.platform.judgment_cache import CachedRow, JudgmentStore, new_owner_id
+from argassets.platform.judgment_cache import (
+    CachedRow,
+    JudgmentStore,
+    decode_label_probs,
+    encode_label_probs,
+    new_owner_id,
+)
 
 Log = Callable[[str], None] | logging.Logger | None
 
@@ -183,6 +189,7 @@ def _cached_row(completion: Completion, backend: str, attempts: int) -> CachedRo
         backend=backend,
         answered=completion.answered,
         attempts=attempts,
+        label_probs=encode_label_probs(completion.label_probs),
     )
 
 
@@ -290,6 +297,7 @@ class _Call:
             from_cache=(sha, run) not in self.work.mine,
             answered=bool(row["answered"]),
             attempts=int(row["attempts"]),
+            label_probs=decode_label_probs(row["label_probs"]),
         )
 
 

@@ -112,27 +112,78 @@ class ChatRequest:
         return messages_sha256(self.system, self.user)
 
 
+#: The sampling knobs that leave the model's distribution whole, each engine's "off" value aside:
+#: no top-k (``-1``; llama.cpp spells it ``0``), no min-p, neutral penalties.
+FULL_DISTRIBUTION_KNOBS: dict[str, float | int] = {
+    "top_k": -1,
+    "min_p": 0.0,
+    "repetition_penalty": 1.0,
+    "presence_penalty": 0.0,
+    "frequency_penalty": 0.0,
+}
+
+
 @dataclass(frozen=True)
 class SamplingParams:
     """Decoding parameters shared by every request of one judging call.
 
     ``seed`` is the base seed; backends that draw several runs derive one seed per run from it
-    (see :meth:`run_seed`) and report it in :attr:`Completion.seed`.
+    (see :meth:`run_seed`) and report it in :attr:`Completion.seed`. Every backend sends every
+    knob, so no engine default (vLLM's generation config, llama.cpp's ``top_k`` 40 and ``min_p``
+    0.05) truncates the distribution; the defaults are the full distribution
+    (:data:`FULL_DISTRIBUTION_KNOBS`). ``logprobs``: how many top log-probabilities per generated
+    token a backend asks for, to keep the label probabilities (``None``: none); it changes no draw.
     """
 
     temperature: float
     top_p: float = 1.0
     seed: int | None = None
     max_tokens: int = 8
+    top_k: int = -1
+    min_p: float = 0.0
+    repetition_penalty: float = 1.0
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
+    logprobs: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.top_k == 0 or self.top_k < -1:
+            raise ValueError(f"top_k must be -1 (off) or >= 1, got {self.top_k}")
+        if not 0.0 <= self.min_p < 1.0:
+            raise ValueError(f"min_p must be in [0, 1), got {self.min_p}")
+        if self.repetition_penalty <= 0.0:
+            raise ValueError(f"repetition_penalty must be > 0, got {self.repetition_penalty}")
+        if self.logprobs is not None and self.logprobs < 1:
+            raise ValueError(f"logprobs must be >= 1 or None, got {self.logprobs}")
+
+    def knobs(self) -> dict[str, float | int]:
+        """The truncation and penalty knobs, as sent (:data:`FULL_DISTRIBUTION_KNOBS` by default)."""
+        return {
+            "top_k": int(self.top_k),
+            "min_p": float(self.min_p),
+            "repetition_penalty": float(self.repetition_penalty),
+            "presence_penalty": float(self.presence_penalty),
+            "frequency_penalty": float(self.frequency_penalty),
+        }
+
+    def truncated_knobs(self) -> dict[str, float | int]:
+        """The knobs that differ from the full distribution (empty for the protocol's sampling)."""
+        return {name: value for name, value in self.knobs().items() if value != FULL_DISTRIBUTION_KNOBS[name]}
 
     def key(self) -> str:
-        """A stable short hash (16 hex characters) of the parameters, part of the cache key."""
+        """A stable short hash (16 hex characters) of the parameters, part of the cache key.
+
+        Knobs at their full-distribution value are left out, so the key of the protocol's sampling
+        is the one it had before the knobs were named (docs/judgments.md, "Sampling knobs"); a
+        truncated configuration has a key of its own. ``logprobs`` changes no draw and is left out.
+        """
         payload = _canonical_json(
             {
                 "temperature": float(self.temperature),
                 "top_p": float(self.top_p),
                 "seed": self.seed,
                 "max_tokens": int(self.max_tokens),
+                **self.truncated_knobs(),
             }
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
@@ -147,6 +198,7 @@ class SamplingParams:
             "top_p": self.top_p,
             "seed": self.seed,
             "max_tokens": self.max_tokens,
+            **self.knobs(),
         }
 
 
@@ -171,6 +223,10 @@ class Completion:
     requested_at: str
     completed_at: str
     answered: bool = True
+    #: Raw probability of each allowed label at the label position
+    #: (:func:`argassets.platform.label_probabilities.choice_probabilities`); ``None`` when the
+    #: backend gave no log-probabilities or the answer holds no label.
+    label_probs: Mapping[str, float] | None = None
 
 
 def is_non_answer(text: str | None, answered: bool = True) -> bool:
@@ -235,3 +291,5 @@ class CachedCompletion:
     #: ``False`` for a non-answer (:func:`is_non_answer`); ``attempts``: how often its key was asked.
     answered: bool = True
     attempts: int = 1
+    #: As :attr:`Completion.label_probs`, as stored.
+    label_probs: Mapping[str, float] | None = None

@@ -31,6 +31,7 @@ location; :class:`JudgmentCache` is the SQLite one at a path. Nothing here impor
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sqlite3
@@ -89,11 +90,17 @@ VALUE_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("backend", "TEXT NOT NULL", "TEXT NOT NULL"),
     ("answered", "INTEGER NOT NULL", "BOOLEAN NOT NULL"),
     ("attempts", "INTEGER NOT NULL", "INTEGER NOT NULL"),
+    ("label_probs", "TEXT", "TEXT"),
 )
 #: Columns added after the first release, with the value existing rows get: ``(SQLite, PostgreSQL)``.
 #: ``answered`` is then set from the stored text (empty means non-answer; whether the backend
 #: flagged a row was not kept, so :func:`is_non_answer` can judge only that); others are answers.
-_ADDED_COLUMNS: dict[str, tuple[str, str]] = {"answered": ("1", "TRUE"), "attempts": ("1", "1")}
+#: ``label_probs`` (JSON of label -> raw probability) is NULL for rows stored before it existed.
+_ADDED_COLUMNS: dict[str, tuple[str, str]] = {
+    "answered": ("1", "TRUE"),
+    "attempts": ("1", "1"),
+    "label_probs": ("NULL", "NULL"),
+}
 _VALUE_NAMES = tuple(name for name, _, _ in VALUE_COLUMNS)
 _KEY_NAMES = tuple(name for name, _, _ in KEY_COLUMNS)
 assert set(SCOPE_COLUMNS) | set(ITEM_COLUMNS) == set(_KEY_NAMES)
@@ -110,6 +117,7 @@ class CachedRow(TypedDict):
     backend: str
     answered: bool
     attempts: int
+    label_probs: str | None
 
 
 assert tuple(CachedRow.__annotations__) == _VALUE_NAMES
@@ -120,13 +128,25 @@ Item = tuple[str, int]
 Again = Mapping[Item, int]
 
 
+def encode_label_probs(label_probs: Mapping[str, float] | None) -> str | None:
+    """The stored form of :attr:`Completion.label_probs`: canonical JSON, or ``None``."""
+    if label_probs is None:
+        return None
+    return json.dumps({str(k): float(v) for k, v in label_probs.items()}, sort_keys=True, separators=(",", ":"))
+
+
+def decode_label_probs(stored: str | None) -> dict[str, float] | None:
+    """:attr:`Completion.label_probs` from its stored form."""
+    return None if stored is None else {str(k): float(v) for k, v in json.loads(stored).items()}
+
+
 def _settled(row: Row, seen: int) -> bool:
     """Whether a stored row is final for a caller: anything but the very non-answer it asks again."""
     return bool(row["answered"]) or int(row["attempts"]) != seen
 
 
 def _typed(values: Sequence[Any]) -> Row:
-    text, seed, latency_s, requested_at, completed_at, backend, answered, attempts = values
+    text, seed, latency_s, requested_at, completed_at, backend, answered, attempts, label_probs = values
     return CachedRow(
         text=text,
         seed=seed,
@@ -136,6 +156,7 @@ def _typed(values: Sequence[Any]) -> Row:
         backend=backend,
         answered=bool(answered),
         attempts=int(attempts),
+        label_probs=label_probs,
     )
 
 
@@ -310,6 +331,7 @@ def _rows(
             backend=backend,
             answered=not is_non_answer(c.text, c.answered),
             attempts=again.get(item, 0) + 1,
+            label_probs=encode_label_probs(c.label_probs),
         )
         rows.append(_NewRow(model, sha, sampling_key, int(c.run), value, stored_at))
     # One order for every writer: concurrent transactions lock rows in the same sequence.

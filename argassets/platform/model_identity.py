@@ -35,6 +35,10 @@ def model_identity(entry: ModelEntry) -> dict[str, Any]:
         identity["format"] = entry.format
     elif entry.backend in ("vllm", "llama_cpp", "openai"):
         identity["model_id"] = entry.model_id
+        if entry.backend == "openai" and not entry.server_sampling_defaults:
+            # Before the knobs were sent, the server's defaults may have truncated the draws: those
+            # stay under the old identity, reused only by an entry that declares server defaults.
+            identity["sampling_knobs"] = "stated"
         if entry.backend != "openai" and (entry.gguf_path or entry.gguf_package):
             from argassets.platform.judges.llama_cpp_backend import find_gguf
             from argassets.platform.judges.vllm_model import CONVERTED_DTYPE, file_sha256

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import dagster as dg
@@ -17,8 +18,10 @@ import pandas as pd
 
 from argassets.platform.incremental_judging import MAX_ATTEMPTS, judge_incrementally
 from argassets.platform.judges import default_batch_size
+from argassets.platform.judges.vllm_backend import run_seed
 from argassets.platform.judging import CachedCompletion, ChatRequest, SamplingParams
 from argassets.platform.judgment_cache import JudgmentCache
+from argassets.platform.label_probabilities import draw_label, label_distribution
 from argassets.platform.model_identity import cache_model_key, model_identity
 from argassets.platform.registry import ModelEntry
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
@@ -101,13 +104,14 @@ def judge_partition(
     imported = entry.backend == "import"
     cache = JudgmentCache(":memory:") if imported else judgment_cache.open()
     started = time.perf_counter()
+    probabilities_mode = entry.mode == "label_probabilities"
     try:
         completions = judge_incrementally(
             the_judge,
             cache_model,
             requests,
-            sampling,
-            n_runs,
+            probe_sampling(sampling, requests) if probabilities_mode else sampling,
+            1 if probabilities_mode else n_runs,
             cache,
             batch_size=default_batch_size(entry),
             log=context.log,
@@ -115,6 +119,8 @@ def judge_partition(
     finally:
         cache.close()
         the_judge.close()
+    if probabilities_mode:
+        completions = runs_from_probabilities(completions, requests, sampling, n_runs)
     http: dict[str, int] = {}
     requests_sent = getattr(the_judge, "requests_sent", None)
     if requests_sent is not None:
@@ -129,6 +135,46 @@ def judge_partition(
         cache_model=cache_model,
         max_attempts=MAX_ATTEMPTS,
     )
+
+
+def probe_sampling(sampling: SamplingParams, requests: Sequence[ChatRequest]) -> SamplingParams:
+    """The one forward pass of probabilities mode: one token, its log-probabilities, the knobs kept.
+
+    Its cache key differs from the sampled runs' (``max_tokens`` 1), so a probe is never taken for
+    a draw. Every request must restrict the answer to labels.
+    """
+    unrestricted = [request.key for request in requests if not request.choices]
+    if unrestricted:
+        raise ValueError(
+            f"mode 'label_probabilities' needs label requests; {len(unrestricted)} have no choices "
+            f"(first: {unrestricted[0]!r})"
+        )
+    return replace(sampling, max_tokens=1, logprobs=sampling.logprobs or 20)
+
+
+def runs_from_probabilities(
+    probes: Sequence[CachedCompletion], requests: Sequence[ChatRequest], sampling: SamplingParams, n_runs: int
+) -> list[CachedCompletion]:
+    """``n_runs`` completions per request drawn from its probe's label probabilities, in request then run order.
+
+    Run ``r`` of a prompt is drawn by a numpy ``Generator`` seeded with the seed a sampled run would
+    have had (:func:`~argassets.platform.judges.vllm_backend.run_seed`: per prompt and run, so
+    prompts are drawn independently), recorded in ``seed``. A probe without probabilities (a
+    non-answer, no log-probabilities) is repeated as it is: invalid in every run.
+    """
+    by_key = {probe.key: probe for probe in probes}
+    runs = []
+    for request in requests:
+        probe = by_key[request.key]
+        distribution = label_distribution(probe.label_probs, request.choices or ())
+        for run in range(n_runs):
+            seed = run_seed(sampling.seed, request.prompt_sha256, run)
+            if distribution is None:
+                runs.append(replace(probe, run=run, seed=seed))
+                continue
+            label = draw_label(distribution.probabilities, request.choices or (), seed)
+            runs.append(replace(probe, run=run, seed=seed, text=label))
+    return runs
 
 
 def judging_metadata(
@@ -146,7 +192,10 @@ def judging_metadata(
         "is_baseline": entry.is_baseline,
         "model_id": entry.model_id or "",
         "scope": scope_text,
-        "sampling": dg.MetadataValue.json({**sampling.as_dict(), "key": sampling.key()}),
+        "sampling": dg.MetadataValue.json(
+            {**sampling.as_dict(), "key": sampling.key(), "server_sampling_defaults": entry.server_sampling_defaults}
+        ),
+        "mode": entry.mode,
         "completions_sent": judged.sent,
         "completions_from_cache": len(judged.completions) - judged.sent,
         "non_answers": judged.non_answers,
@@ -160,6 +209,11 @@ def judging_metadata(
         "model_identity": dg.MetadataValue.json({**judged.identity, "cache_key": judged.cache_model}),
         **judged.http,
     }
+    if entry.server_sampling_defaults:
+        metadata["server_sampling_defaults"] = (
+            "the endpoint applies its own sampling defaults (top_k, min_p, repetition penalty are not sent): "
+            "the runs may be drawn from a truncated distribution"
+        )
     if judged.given_up:
         metadata["given_up_warning"] = (
             f"{judged.given_up} rows hold a non-answer after {judged.max_attempts} attempts and are never "

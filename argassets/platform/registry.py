@@ -12,6 +12,7 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
@@ -35,6 +36,8 @@ Backend = Literal["vllm", "openai", "import", "llama_cpp", "random", "longer-win
 #: Every backend name, from the one ``Backend`` literal.
 BACKENDS: tuple[Backend, ...] = get_args(Backend)
 BASELINE_BACKENDS: frozenset[Backend] = frozenset({"random", "longer-wins"})
+#: Backends that return log-probabilities (the label probabilities, probabilities mode).
+LOGPROB_BACKENDS: frozenset[Backend] = frozenset({"vllm", "llama_cpp", "openai"})
 
 #: Path of the registry shipped with the project.
 DEFAULT_REGISTRY_PATH = Path(__file__).resolve().parents[2] / "data" / "models.toml"
@@ -184,6 +187,14 @@ class ModelEntry(_Strict):
     throughput: float | None = Field(default=None, gt=0.0)
     #: ``openai`` backend: the provider's price, for cost estimates and the budget.
     price: Price | None = None
+    #: ``openai`` backend: the server applies its own sampling defaults (a hosted API that refuses
+    #: ``top_k``/``min_p``/``repetition_penalty``): only the OpenAI fields are sent, and the
+    #: partition's metadata says that the draws may come from a truncated distribution.
+    server_sampling_defaults: bool = False
+    #: ``sample``: every run drawn by the engine. ``label_probabilities``: one forward pass per
+    #: prompt (one token, its log-probabilities), the runs drawn from the label distribution with
+    #: the run seeds (docs/judgments.md, "Probabilities mode").
+    mode: Literal["sample", "label_probabilities"] = "sample"
 
     @field_validator("name")
     @classmethod
@@ -225,6 +236,12 @@ class ModelEntry(_Strict):
             raise ValueError("backend 'import' needs 'path'")
         if self.backend == "llama_cpp" and not (self.gguf_path or self.gguf_package):
             raise ValueError("backend 'llama_cpp' needs 'gguf_path' or 'gguf_package'")
+        if self.server_sampling_defaults and self.backend != "openai":
+            raise ValueError("'server_sampling_defaults' only applies to backend 'openai'")
+        if self.mode == "label_probabilities" and self.backend not in LOGPROB_BACKENDS:
+            raise ValueError(
+                f"mode 'label_probabilities' needs log-probabilities: backend one of {sorted(LOGPROB_BACKENDS)}"
+            )
         return self
 
     @property
@@ -238,7 +255,8 @@ class ModelEntry(_Strict):
         """
         s = self.sampling
         seed = s.seed if s.seed is not None else defaults.seed if defaults.seed is not None else self.seed
-        return SamplingParams(
+        return replace(
+            defaults,
             temperature=float(defaults.temperature if s.temperature is None else s.temperature),
             top_p=float(defaults.top_p if s.top_p is None else s.top_p),
             seed=int(seed),

@@ -49,6 +49,11 @@ CURSOR_VERSION = 1
 COSMETIC_FIELDS: frozenset[str] = frozenset({"description", "published_as", "slurm", "throughput", "price"})
 
 
+#: Fields added after entries were first fingerprinted, with their default: left out while at it,
+#: so that the upgrade changes no fingerprint (no entry looks edited, nothing is judged again).
+_ADDED_FIELD_DEFAULTS: dict[str, Any] = {"server_sampling_defaults": False, "mode": "sample"}
+
+
 class CursorError(ValueError):
     """A stored sensor cursor that cannot be read back."""
 
@@ -81,6 +86,9 @@ def entry_fingerprint(entry: ModelEntry) -> str:
     default out in the file is not a change.
     """
     content = entry.model_dump(mode="json", exclude=set(COSMETIC_FIELDS))
+    for name, default in _ADDED_FIELD_DEFAULTS.items():
+        if content.get(name) == default:
+            del content[name]
     content["scope"] = _fingerprinted_scope(entry)
     return hashlib.sha256(_canonical_json(content).encode("utf-8")).hexdigest()[:16]
 

@@ -140,6 +140,12 @@ def test_vllm_request_building_without_vllm():
         "top_p": 0.9,
         "max_tokens": 16,
         "seed": request_seed(11, request.prompt_sha256),
+        # every knob stated: vLLM's generation config never fills one in
+        "top_k": 0,
+        "min_p": 0.0,
+        "repetition_penalty": 1.0,
+        "presence_penalty": 0.0,
+        "frequency_penalty": 0.0,
     }
     assert structured == {"choice": ["A", "B", "Tie"]}
     assert (

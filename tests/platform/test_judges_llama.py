@@ -18,6 +18,7 @@ from argassets.platform.judges import LlamaCppJudge, OpenAIJudge, find_gguf
 from argassets.platform.judging import ChatRequest, SamplingParams
 from argassets.platform.judgment_cache import JudgmentCache
 from argassets.platform.pairwise.labels import LABELS
+from tests.sampling_distribution import ALPHA, DRAWS_PER_PROMPT, distribution_test, drawn_label, zero_shot_requests
 
 pytestmark = pytest.mark.llm
 
@@ -199,3 +200,42 @@ def test_wrong_key_is_rejected_without_leaking(llama_server: str):
     with pytest.raises(PartialBatchError, match="HTTP 401") as info:
         judge.complete(_requests()[:1], SamplingParams(1.0, max_tokens=4), [0])
     assert "sk-wrong-key" not in str(info.value)
+
+
+# --- the draws follow the engine's own label probabilities (docs/judgments.md, "Sampling knobs") ---
+
+#: Runs decoded side by side per call (a context of RUNS_PER_CALL sequences of 1,024 tokens).
+RUNS_PER_CALL = 50
+
+
+def _in_process_draws(judge: LlamaCppJudge, requests: list[ChatRequest], sampling: SamplingParams, n: int):
+    """``n`` one-token draws per request, seeded ``seed + run``, and the label probabilities.
+
+    Prompt by prompt, so the prompt stays in the KV cache and each call decodes one token.
+    """
+    draws: list[list[str]] = [[] for _ in requests]
+    probabilities = []
+    for index, request in enumerate(requests):
+        for start in range(0, n, RUNS_PER_CALL):
+            (row,) = judge.complete([request], sampling, range(start, min(n, start + RUNS_PER_CALL)))
+            draws[index] += [drawn_label(c.text) for c in row]
+        assert row[0].label_probs is not None, "llama.cpp gave no log-probabilities"
+        probabilities.append([row[0].label_probs[label] for label in LABELS])
+    return draws, probabilities
+
+
+@pytest.mark.sampling_distribution
+def test_in_process_draws_follow_its_label_probabilities(gguf: Path, shared_data_dir: Path):
+    judge = LlamaCppJudge(gguf, n_ctx=1024, n_threads=2)
+    requests = zero_shot_requests(shared_data_dir)
+    try:
+        full = SamplingParams(1.0, top_p=1.0, seed=5, max_tokens=1, logprobs=20)
+        result = distribution_test(*_in_process_draws(judge, requests, full, DRAWS_PER_PROMPT))
+        print("llama.cpp in process, full distribution:", result.describe())
+        assert result.p_value >= ALPHA, result.describe()
+        truncated = SamplingParams(1.0, top_p=1.0, seed=5, max_tokens=1, logprobs=20, top_k=1)
+        result = distribution_test(*_in_process_draws(judge, requests, truncated, 100))
+        print("llama.cpp in process, top_k 1:", result.describe())
+        assert result.p_value < ALPHA, result.describe()
+    finally:
+        judge.close()

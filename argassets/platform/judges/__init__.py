@@ -83,6 +83,7 @@ def build_judge(
             structured_output=openai_structured_output,  # type: ignore[arg-type]
             timeout_s=openai_timeout_s,
             max_retries=openai_max_retries,
+            server_sampling_defaults=entry.server_sampling_defaults,
         )
     if entry.backend == "vllm":
         gguf = find_gguf(entry.gguf_path, entry.gguf_package) if (entry.gguf_path or entry.gguf_package) else None

@@ -14,6 +14,7 @@ from typing import Any
 from argassets.platform.judges.llama_cpp_batch import ContextWindowExceeded, ParallelRuns
 from argassets.platform.judges.openai_compat import choice_grammar
 from argassets.platform.judging import ChatRequest, Completion, SamplingParams, utc_now
+from argassets.platform.label_probabilities import choice_probabilities
 
 __all__ = ["LlamaCppJudge", "find_gguf"]
 
@@ -129,24 +130,36 @@ class LlamaCppJudge:
         for request in requests:
             requested_at = utc_now()
             started = time.perf_counter()
+            top_logprobs = sampling.logprobs if request.choices else None
             try:
-                texts = decoder.generate(
+                texts, candidates = decoder.generate_with_candidates(
                     request.messages,
                     self.grammar(request),
                     seeds,
                     temperature=sampling.temperature,
                     top_p=sampling.top_p,
                     max_tokens=sampling.max_tokens,
+                    knobs=sampling.knobs(),
+                    top_logprobs=top_logprobs,
+                    labels=request.choices or (),
                 )
             except ContextWindowExceeded as exc:
                 _log.warning("request %r: %s; recorded as an empty (invalid) output", request.key, exc)
-                texts = [""] * len(runs)
+                texts, candidates = [""] * len(runs), [[] for _ in runs]
             # The runs were decoded together: each records the time of the whole request.
             latency_s, completed_at = time.perf_counter() - started, utc_now()
             out.append(
                 [
-                    Completion(text, int(run), seed, latency_s, requested_at, completed_at)
-                    for text, run, seed in zip(texts, runs, seeds, strict=True)
+                    Completion(
+                        text,
+                        int(run),
+                        seed,
+                        latency_s,
+                        requested_at,
+                        completed_at,
+                        label_probs=choice_probabilities(steps, request.choices) if request.choices and steps else None,
+                    )
+                    for text, run, seed, steps in zip(texts, runs, seeds, candidates, strict=True)
                 ]
             )
         return out

