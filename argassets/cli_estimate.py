@@ -99,6 +99,11 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 def add_estimate_command(sub: Any) -> None:
     """Register ``argassets estimate`` on the main parser's subcommands."""
     est = sub.add_parser("estimate", help="requests, tokens, cache, time and cost of a partition before it runs")
-    est.add_argument("model")
-    est.add_argument("--study", choices=["argument_quality", "political", "all"], default="all")
+    est.add_argument("model", help="registry entry to estimate, e.g. smollm2-135m-vllm")
+    est.add_argument(
+        "--study",
+        choices=["argument_quality", "political", "all"],
+        default="all",
+        help="estimate only this study (default: every study the model takes part in)",
+    )
     est.set_defaults(func=cmd_estimate)
