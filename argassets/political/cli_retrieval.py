@@ -67,7 +67,7 @@ def build_query(args: argparse.Namespace, utterance: str) -> RetrievalQuery:
     ).validate()
 
 
-def _embedded_store(model_identity: str) -> tuple[Any, str]:
+def _embedded_store() -> tuple[Any, str]:
     from argassets.platform.resources.storage import read_stored_table
     from argassets.political.retrieval.embedded_store import EmbeddedStore, positions_table
 
@@ -91,12 +91,12 @@ def _embedded_store(model_identity: str) -> tuple[Any, str]:
 @contextmanager
 def open_retriever(args: argparse.Namespace) -> Iterator[Retriever]:
     """The retriever of ``--store`` with the embedding model of ``--model-dir`` (default all-MiniLM-L6-v2)."""
-    from argassets.political.retrieval.model import load_embedding_model
+    from argassets.political.retrieval.model import dtype_of, load_embedding_model
 
-    model = load_embedding_model(args.model_dir)
     if args.store == "embedded":
-        store, store_model = _embedded_store(model.identity)
-        yield Retriever(store, model, store_model)
+        store, store_model = _embedded_store()
+        # the query is embedded in the dtype the store's embeddings were computed in
+        yield Retriever(store, load_embedding_model(args.model_dir, dtype=dtype_of(store_model)), store_model)
         return
     from argassets.political import neo4j_export as nx
     from argassets.political.retrieval.neo4j_store import Neo4jStore
@@ -111,7 +111,8 @@ def open_retriever(args: argparse.Namespace) -> Iterator[Retriever]:
     driver = nx.connect(settings)
     try:
         neo4j = Neo4jStore(driver, settings.database, exact=args.exact)
-        yield Retriever(neo4j, model, neo4j.embedding_model())
+        stored = neo4j.embedding_model()
+        yield Retriever(neo4j, load_embedding_model(args.model_dir, dtype=dtype_of(stored)), stored)
     finally:
         driver.close()
 
