@@ -44,10 +44,10 @@ def test_the_walk_finds_an_option_without_help() -> None:
 
 
 def variables_in_code() -> set[str]:
-    """Every ``ARGASSETS_*`` name written in the code; the per-model fleet URLs by their pattern."""
+    """Every ``ARGASSETS_*`` name in the code and the instance configs; the fleet URLs by their pattern."""
     found: set[str] = set()
     for folder in CODE_FOLDERS:
-        for path in (ROOT / folder).rglob("*.py"):
+        for path in [*(ROOT / folder).rglob("*.py"), *(ROOT / folder).rglob("*.yaml")]:
             found |= set(re.findall(r"ARGASSETS_[A-Z0-9_]+", path.read_text()))
     found.discard("ARGASSETS_")  # the prefix the Slurm launcher exports
     return {re.sub(r"^ARGASSETS_VLLM_URL_\w*", "ARGASSETS_VLLM_URL_<MODEL>", name) for name in found}
