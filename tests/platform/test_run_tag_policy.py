@@ -12,11 +12,11 @@ from dagster._core.run_coordinator import SubmitRunContext
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
 from argassets.platform.registry import load_registry
-from sensors.run_coordinator import TaggingRunCoordinator, policy_tags
+from argassets.run_queue import TaggingRunCoordinator, policy_tags
 from sensors.run_tags import MODEL_TAG, POOL_TAG, run_tags_for_entry
 
 ROOT = Path(__file__).resolve().parents[2]
-COORDINATOR = {"module": "sensors.run_coordinator", "class": "TaggingRunCoordinator"}
+COORDINATOR = {"module": "argassets.run_queue", "class": "TaggingRunCoordinator"}
 GPU_MODEL = "mixtral-8x7b-instruct-v0.1"
 #: Where a queued run of the code location's implicit asset job comes from (the queue needs one).
 ASSET_JOB_ORIGIN = RemoteJobOrigin(

@@ -6,6 +6,9 @@ asset job) or a UI backfill of assets carries only ``dagster/partition``. :class
 is the instance's run queue (``deploy/local/dagster.yaml``): before a run is queued it adds the
 tags that the same function gives for the run's partition and study, and keeps every tag the run
 already has, so the ``gpu`` run limit holds for UI runs too.
+
+The webserver and the daemon create the instance, and so import this module, without loading the
+code location: it imports the sensors and the asset layout only when a run is submitted.
 """
 
 from __future__ import annotations
@@ -16,8 +19,6 @@ import dagster as dg
 from dagster._core.run_coordinator import QueuedRunCoordinator, SubmitRunContext
 
 from argassets.platform.registry import ModelEntry, RegistryError, load_registry
-from sensors.layout import code_location_layout
-from sensors.run_tags import MODEL_TAG, run_tags_for_entry
 
 PARTITION_TAG = "dagster/partition"
 
@@ -34,6 +35,8 @@ def study_of(selection: Collection[dg.AssetKey] | None) -> str | None:
     """The one study whose judging selection the run's assets belong to; None if none or several."""
     if not selection:
         return None
+    from sensors.layout import code_location_layout
+
     layout = code_location_layout()
     chosen = [study for study in layout.roots if set(selection) & set(layout.study_selection(study))]
     return chosen[0] if len(chosen) == 1 else None
@@ -46,6 +49,8 @@ def policy_tags(
 ) -> dict[str, str]:
     """The registry tags a run of a model partition lacks (empty for other runs, and for runs that
     were tagged when launched: a tag the run has is never replaced)."""
+    from sensors.run_tags import MODEL_TAG, run_tags_for_entry
+
     partition = tags.get(PARTITION_TAG)
     if partition is None or MODEL_TAG in tags:
         return {}
