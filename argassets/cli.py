@@ -60,6 +60,7 @@ DEFAULT_DAGSTER_HOME = PROJECT_ROOT / ".dagster_home"
 DEFINITIONS_MODULE = "argassets.definitions"
 LAUNCHED_BY_TAG = "argassets/launched-by"
 DEFAULT_HOST = "127.0.0.1"
+STUDY_HELP = "run only this study (default: every study the model takes part in)"
 
 
 class CliError(RuntimeError):
@@ -435,13 +436,20 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="argassets", description=__doc__.split("\n\n")[0])
+    from argassets.cli_environment import environment_epilog
+
+    parser = argparse.ArgumentParser(
+        prog="argassets",
+        description=__doc__.split("\n\n")[0],
+        epilog=environment_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     partitions = sub.add_parser("partitions", help="judge_models partitions of the instance")
     psub = partitions.add_subparsers(dest="partitions_command", required=True)
     sync = psub.add_parser("sync", help="add a partition per registry entry (never deletes)")
-    sync.add_argument("--dry-run", action="store_true")
+    sync.add_argument("--dry-run", action="store_true", help="print the partitions it would add; add none")
     sync.set_defaults(func=cmd_partitions_sync)
     plist = psub.add_parser("list", help="list partitions with their backend and GPUs")
     plist.set_defaults(func=cmd_partitions_list)
@@ -451,8 +459,8 @@ def build_parser() -> argparse.ArgumentParser:
     pools.set_defaults(func=cmd_pools)
 
     mat = sub.add_parser("materialize", help="materialise one model partition of its studies")
-    mat.add_argument("partition")
-    mat.add_argument("--study", choices=[*study_names(), "all"], default="all")
+    mat.add_argument("partition", help="registry entry (a judge_models partition key), e.g. random")
+    mat.add_argument("--study", choices=[*study_names(), "all"], default="all", help=STUDY_HELP)
     mat.add_argument("--with-reports", action="store_true", help="then refresh every report")
     mat.set_defaults(func=cmd_materialize)
 
@@ -460,8 +468,8 @@ def build_parser() -> argparse.ArgumentParser:
     back.add_argument("--partitions", help="comma-separated partition keys")
     back.add_argument("--from", dest="start", help="first partition of a range (registry order)")
     back.add_argument("--to", dest="end", help="last partition of a range (inclusive)")
-    back.add_argument("--all", action="store_true")
-    back.add_argument("--study", choices=[*study_names(), "all"], default="all")
+    back.add_argument("--all", action="store_true", help="every partition of the instance (registry order)")
+    back.add_argument("--study", choices=[*study_names(), "all"], default="all", help=STUDY_HELP)
     back.add_argument("--with-reports", action="store_true", help="then refresh every report")
     back.set_defaults(func=cmd_backfill)
 
@@ -479,7 +487,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ui = sub.add_parser("ui", help="start dagster dev (webserver + daemon), bound to 127.0.0.1")
     ui.add_argument("--host", default=DEFAULT_HOST, help="interface to bind (default 127.0.0.1)")
-    ui.add_argument("--port", type=int, default=3000)
+    ui.add_argument("--port", type=int, default=3000, help="port of the web UI (default 3000)")
     ui.set_defaults(func=cmd_ui)
 
     from argassets.cli_slurm import add_slurm_commands

@@ -16,6 +16,7 @@ import pandas as pd
 
 from argassets.platform.estimate import WorkEstimate, estimate_partition, measured_throughput, missing_completions
 from argassets.platform.judging import ChatRequest, SamplingParams
+from argassets.platform.prompt_tokens import prompt_token_counts
 from argassets.platform.registry import ModelEntry, ModelRegistry
 from argassets.platform.study import studies
 
@@ -74,7 +75,8 @@ def estimate_for(executor: Any, registry: ModelRegistry, name: str, study: str) 
     finally:
         cache.close()
     throughput = throughput_of(executor.instance, asset, entry)
-    return estimate_partition(entry, study, requests, n_runs, cached, throughput, sampling.max_tokens)
+    tokens = prompt_token_counts(entry, cached[2])
+    return estimate_partition(entry, study, requests, n_runs, cached, throughput, sampling.max_tokens, tokens)
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
@@ -99,6 +101,11 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 def add_estimate_command(sub: Any) -> None:
     """Register ``argassets estimate`` on the main parser's subcommands."""
     est = sub.add_parser("estimate", help="requests, tokens, cache, time and cost of a partition before it runs")
-    est.add_argument("model")
-    est.add_argument("--study", choices=["argument_quality", "political", "all"], default="all")
+    est.add_argument("model", help="registry entry to estimate, e.g. smollm2-135m-vllm")
+    est.add_argument(
+        "--study",
+        choices=["argument_quality", "political", "all"],
+        default="all",
+        help="estimate only this study (default: every study the model takes part in)",
+    )
     est.set_defaults(func=cmd_estimate)

@@ -186,12 +186,17 @@ def add_slurm_commands(sub: Any) -> None:
     back.add_argument("--partitions", help="comma-separated partition keys")
     back.add_argument("--from", dest="start", help="first partition of a range (registry order)")
     back.add_argument("--to", dest="end", help="last partition of a range (inclusive)")
-    back.add_argument("--all", action="store_true")
-    back.add_argument("--study", choices=["argument_quality", "political", "all"], default="all")
+    back.add_argument("--all", action="store_true", help="every partition of the instance (registry order)")
+    back.add_argument(
+        "--study",
+        choices=["argument_quality", "political", "all"],
+        default="all",
+        help="judge only this study's partitions (default: every study the model takes part in)",
+    )
     back.add_argument("--no-wait", action="store_true", help="submit and return (the daemon monitors the jobs)")
     back.set_defaults(func=cmd_slurm_backfill)
     status = ssub.add_parser("status", help="a run's Slurm job: state and reason")
-    status.add_argument("run_id")
+    status.add_argument("run_id", help="the Dagster run id (from the UI or slurm backfill)")
     status.set_defaults(func=cmd_slurm_status)
 
     from argassets.cli_estimate import add_estimate_command

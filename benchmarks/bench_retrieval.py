@@ -1,8 +1,11 @@
 """Benchmark: retrieval over the full QT30 KB, one run, ratios against the alternatives measured here.
 
-    .venv/bin/python benchmarks/bench_retrieval.py [--queries 100] [--embeddings FILE.parquet]
+    .venv/bin/python benchmarks/bench_retrieval.py [--queries 100] [--embeddings FILE.parquet] [--dtype-sample 500]
 
-- embedding throughput of all-MiniLM-L6-v2 on this machine (every argument; target <= 3 min);
+- embedding throughput of all-MiniLM-L6-v2 on this machine (every argument; target <= 3 min), in the
+  dtype the platform picks here (bfloat16 only with native bfloat16 in the CPU flags);
+- on a sample of texts: float32 against bfloat16 throughput, and recall@10 of bfloat16 neighbours
+  against float32's (the dtype choice is measured, not assumed);
 - export time into Neo4j without and with the embeddings and their indexes;
 - vector top-10 latency (p50, p95) in Neo4j through the native vector index, against the release's
   full scan (cosine over every node in Cypher) and against exact numpy search in memory
@@ -12,13 +15,15 @@
 
 Queries are KB arguments' own embeddings (drawn with seed 0). ``--embeddings`` reuses a Parquet
 file of a previous run (written on the first one beside the results) to skip the embedding step.
-Prints one JSON line and writes ``benchmarks/results/retrieval.json``.
+Prints one JSON line and writes ``benchmarks/results/retrieval.json``, with the machine's load
+average at start and end (a shared machine slows every figure).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -35,8 +40,8 @@ from argassets.political import knowledge_base as kb_graph
 from argassets.political import neo4j_export as nx
 from argassets.political.retrieval import neo4j_store
 from argassets.political.retrieval.embedded_store import cosine
-from argassets.political.retrieval.embeddings import embed_arguments
-from argassets.political.retrieval.model import load_embedding_model
+from argassets.political.retrieval.embeddings import argument_text, embed_arguments
+from argassets.political.retrieval.model import EmbeddingModel, load_embedding_model, native_bf16
 from argassets.political.retrieval.query import RetrievalQuery
 from benchmarks.neo4j_server import neo4j_server
 
@@ -86,18 +91,48 @@ def embeddings_for(arguments: pd.DataFrame, cached: Path | None) -> tuple[pd.Dat
     RESULTS.mkdir(parents=True, exist_ok=True)
     table.to_parquet(RESULTS / "retrieval_embeddings.parquet")
     return table, {
+        "embedding_dtype": model.dtype,
         "embedded_texts": run.embedded,
         "embedding_seconds": round(run.seconds, 1),
         "texts_per_second": round(run.texts_per_second, 1),
     }
 
 
+def dtype_comparison(arguments: pd.DataFrame, size: int) -> dict:
+    """float32 against bfloat16 on ``size`` texts drawn with seed 1: texts/s and recall@10."""
+    texts = [argument_text(p, lo) for p, lo in zip(arguments["proposition"], arguments["locution"], strict=True)]
+    sample = list(np.random.default_rng(1).choice(sorted(set(texts)), size=min(size, len(set(texts))), replace=False))
+    folder = load_embedding_model().folder
+    figures, vectors = {}, {}
+    for dtype in ("float32", "bfloat16"):
+        model = EmbeddingModel(folder, dtype=dtype)
+        model.encode(sample[:8])  # load the weights outside the timing
+        started = time.perf_counter()
+        vectors[dtype] = model.encode(sample)
+        figures[f"{dtype}_texts_per_second"] = round(len(sample) / (time.perf_counter() - started), 1)
+
+    def top(matrix: np.ndarray) -> list[set[int]]:
+        sims = matrix @ matrix.T
+        np.fill_diagonal(sims, -np.inf)
+        return [set(np.argpartition(-row, K)[:K]) for row in sims]
+
+    pairs = zip(top(vectors["float32"]), top(vectors["bfloat16"]), strict=True)
+    figures["bfloat16_recall_at_10_vs_float32"] = round(float(np.mean([len(a & b) / K for a, b in pairs])), 4)
+    figures["bfloat16_min_cosine_to_float32"] = round(float((vectors["float32"] * vectors["bfloat16"]).sum(1).min()), 4)
+    return {"dtype_sample": len(sample), "cpu_native_bf16": native_bf16(), **figures}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--embeddings", type=Path)
+    parser.add_argument(
+        "--dtype-sample", type=int, default=500, help="texts of the float32/bfloat16 comparison (0: none)"
+    )
     args = parser.parse_args()
+    load_at_start = [round(x, 2) for x in os.getloadavg()]
     arguments, relations = kb_arguments()
+    dtype_figures = dtype_comparison(arguments, args.dtype_sample) if args.dtype_sample else {}
     table, embedding_figures = embeddings_for(arguments, args.embeddings)
     ids = table["argument_id"].astype(str).to_numpy()
     matrix = np.asarray(table["embedding"].tolist(), dtype=np.float32)
@@ -146,9 +181,13 @@ def main() -> int:
     scan_recall = float(np.mean([len(set(f) & set(t)) / K for f, t in zip(scan_found, truth, strict=True)]))
     index, scan, numpy_p = _percentiles(index_s), _percentiles(scan_s), _percentiles(numpy_s)
     result = {
+        "cpus": os.cpu_count(),
+        "load_average_at_start": load_at_start,
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "arguments": len(arguments),
         "queries": len(vectors),
         **embedding_figures,
+        **dtype_figures,
         "export_seconds_without_embeddings": round(plain, 2),
         "export_seconds_with_embeddings_and_indexes": round(with_embeddings, 2),
         "index_top10": index,

@@ -16,7 +16,7 @@ In one run, on a throw-away one-node Slurm cluster and PostgreSQL server on 127.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_slurm.py [--vllm]
+    .venv/bin/python benchmarks/bench_slurm.py [--vllm] [--only-vllm]
 
 Results are printed and written to ``benchmarks/results/bench_slurm.json``.
 """
@@ -149,18 +149,25 @@ def vllm_estimate_error(work: Path, pg: TemporaryPostgres) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--vllm", action="store_true", help="also the estimate's error for the vLLM CPU entry")
+    parser.add_argument("--only-vllm", action="store_true", help="only the estimate's error (skips 1 and 2)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-slurm-"))
-    results: dict[str, object] = {"cpus": os.cpu_count()}
+    results: dict[str, object] = {"cpus": os.cpu_count(), "load_average_at_start": list(os.getloadavg())}
     with TemporarySlurmCluster() as cluster, TemporaryPostgres() as pg:
         assert os.environ["SLURM_CONF"] == str(cluster.conf)
-        latencies = submission_latency(work)
-        results["submission_to_start_s"] = {"median": statistics.median(latencies), "all": latencies}
-        slurm_s, _ = timed(environment(work, "slurm", pg, REGISTRY), "slurm", "backfill", "--partitions", BASELINES)
-        local_s, _ = timed(environment(work, "local", None, REGISTRY), "backfill", "--partitions", BASELINES)
-        results["three_baselines_s"] = {"slurm": slurm_s, "local": local_s, "ratio_slurm_over_local": slurm_s / local_s}
-        if args.vllm:
+        if not args.only_vllm:
+            latencies = submission_latency(work)
+            results["submission_to_start_s"] = {"median": statistics.median(latencies), "all": latencies}
+            slurm_s, _ = timed(environment(work, "slurm", pg, REGISTRY), "slurm", "backfill", "--partitions", BASELINES)
+            local_s, _ = timed(environment(work, "local", None, REGISTRY), "backfill", "--partitions", BASELINES)
+            results["three_baselines_s"] = {
+                "slurm": slurm_s,
+                "local": local_s,
+                "ratio_slurm_over_local": slurm_s / local_s,
+            }
+        if args.vllm or args.only_vllm:
             results["vllm_cpu_estimate"] = vllm_estimate_error(work, pg)
+    results["load_average_at_end"] = list(os.getloadavg())
     shutil.rmtree(work, ignore_errors=True)
     out = ROOT / "benchmarks" / "results" / "bench_slurm.json"
     out.parent.mkdir(exist_ok=True)

@@ -1,7 +1,8 @@
 """The work of one model partition before it runs: requests, tokens, cache, time, cost.
 
-Plain functions, no Dagster. Prompt tokens are approximated as characters / 4 (the usual rule of
-thumb for English text with BPE tokenizers; stated as such in every estimate). Time comes from a
+Plain functions, no Dagster. Prompt tokens are counted with the model's tokenizer where it is
+local, else approximated as characters / 4 (:mod:`argassets.platform.prompt_tokens`; every
+estimate states which). Time comes from a
 throughput in completions per second: measured on the entry's earlier runs (their
 ``completions_sent`` / ``elapsed_s`` metadata), else declared in the registry (``throughput``);
 without either there is no time estimate. The Slurm time limit is the estimate times a margin,
@@ -18,10 +19,9 @@ from dataclasses import asdict, dataclass
 
 from argassets.platform.judging import ChatRequest
 from argassets.platform.judgment_cache import JudgmentStore
+from argassets.platform.prompt_tokens import APPROXIMATION, approx_tokens
 from argassets.platform.registry import ModelEntry
 
-CHARS_PER_TOKEN = 4.0
-TOKEN_METHOD = "approximation: characters / 4"
 #: The Slurm time limit is this many times the estimate, plus ``STARTUP_S``.
 TIME_MARGIN = 1.5
 #: Loading the code location and the model before the first request (vLLM on a GPU: minutes).
@@ -94,10 +94,6 @@ def missing_completions(
     return len(distinct) * n_runs, cached, todo
 
 
-def approx_tokens(request: ChatRequest) -> int:
-    return math.ceil((len(request.system) + len(request.user)) / CHARS_PER_TOKEN)
-
-
 def time_limit_minutes(seconds: float) -> int:
     """The Slurm time limit for an estimate of ``seconds``: with the margin and the start-up."""
     return math.ceil((seconds * TIME_MARGIN + STARTUP_S) / 60.0)
@@ -111,11 +107,19 @@ def estimate_partition(
     cached: tuple[int, int, list[ChatRequest]],
     throughput: tuple[float | None, str],
     max_tokens: int,
+    token_counts: tuple[Sequence[int], str] | None = None,
 ) -> WorkEstimate:
-    """The estimate of ``entry``'s partition of ``study`` from its requests and the cache's state."""
+    """The estimate of ``entry``'s partition of ``study`` from its requests and the cache's state.
+
+    ``token_counts``: the prompt tokens of each request to send (``cached``'s third item) and how
+    they were counted; by default characters / 4.
+    """
     completions, in_cache, todo = cached
     to_send = completions - in_cache
-    prompt_tokens = sum(approx_tokens(r) for r in todo) * n_runs if todo else 0
+    counts, token_method = token_counts or ([approx_tokens(r) for r in todo], APPROXIMATION)
+    if len(counts) != len(todo):
+        raise ValueError(f"{len(counts)} token counts for {len(todo)} requests to send")
+    prompt_tokens = sum(counts) * n_runs
     rate, source = throughput
     seconds = None if not rate else to_send / rate
     usd = None
@@ -129,7 +133,7 @@ def estimate_partition(
         completions=completions,
         cached=in_cache,
         prompt_tokens=prompt_tokens,
-        token_method=TOKEN_METHOD,
+        token_method=token_method,
         throughput_per_s=rate,
         throughput_source=source,
         seconds=seconds,

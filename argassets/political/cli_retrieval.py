@@ -67,7 +67,7 @@ def build_query(args: argparse.Namespace, utterance: str) -> RetrievalQuery:
     ).validate()
 
 
-def _embedded_store(model_identity: str) -> tuple[Any, str]:
+def _embedded_store() -> tuple[Any, str]:
     from argassets.platform.resources.storage import read_stored_table
     from argassets.political.retrieval.embedded_store import EmbeddedStore, positions_table
 
@@ -91,12 +91,12 @@ def _embedded_store(model_identity: str) -> tuple[Any, str]:
 @contextmanager
 def open_retriever(args: argparse.Namespace) -> Iterator[Retriever]:
     """The retriever of ``--store`` with the embedding model of ``--model-dir`` (default all-MiniLM-L6-v2)."""
-    from argassets.political.retrieval.model import load_embedding_model
+    from argassets.political.retrieval.model import dtype_of, load_embedding_model
 
-    model = load_embedding_model(args.model_dir)
     if args.store == "embedded":
-        store, store_model = _embedded_store(model.identity)
-        yield Retriever(store, model, store_model)
+        store, store_model = _embedded_store()
+        # the query is embedded in the dtype the store's embeddings were computed in
+        yield Retriever(store, load_embedding_model(args.model_dir, dtype=dtype_of(store_model)), store_model)
         return
     from argassets.political import neo4j_export as nx
     from argassets.political.retrieval.neo4j_store import Neo4jStore
@@ -111,7 +111,8 @@ def open_retriever(args: argparse.Namespace) -> Iterator[Retriever]:
     driver = nx.connect(settings)
     try:
         neo4j = Neo4jStore(driver, settings.database, exact=args.exact)
-        yield Retriever(neo4j, model, neo4j.embedding_model())
+        stored = neo4j.embedding_model()
+        yield Retriever(neo4j, load_embedding_model(args.model_dir, dtype=dtype_of(stored)), stored)
     finally:
         driver.close()
 
@@ -189,17 +190,32 @@ def cmd_persona(args: argparse.Namespace) -> int:
 
 
 def _retrieval_options(parser: argparse.ArgumentParser, method_default: str) -> None:
-    parser.add_argument("--method", choices=METHODS, default=method_default)
+    parser.add_argument(
+        "--method",
+        choices=METHODS,
+        default=method_default,
+        help=f"vector: nearest arguments; typical: with every relation's neighbours; chosen: --relations only (default {method_default})",
+    )
     parser.add_argument("--k", type=int, default=5, help="results per method (per relation group for graph methods)")
     parser.add_argument("--force", help="illocutionary force of the similar argument (e.g. Asserting)")
     parser.add_argument("--relations", help=f"comma-separated, for --method chosen ({', '.join(RELATIONSHIP_TYPES)})")
     parser.add_argument("--neighbour-forces", help="comma-separated forces of the neighbour, for --method chosen")
-    parser.add_argument("--direction", choices=["incoming", "outgoing", "both"], default="both")
+    parser.add_argument(
+        "--direction",
+        choices=["incoming", "outgoing", "both"],
+        default="both",
+        help="incoming: neighbour -[relation]-> argument; outgoing: argument -[relation]-> neighbour (default both)",
+    )
     parser.add_argument("--system", help="model or ensemble whose positions filter (e.g. E1, GPT-4o)")
     parser.add_argument("--position", help="MIN-MAX mean position on 0-100 (e.g. 60-90)")
-    parser.add_argument("--max-std", type=float)
-    parser.add_argument("--max-prob-na", type=float)
-    parser.add_argument("--store", choices=["embedded", "neo4j"], default="embedded")
+    parser.add_argument("--max-std", type=float, help="largest standard deviation of the system's positions")
+    parser.add_argument("--max-prob-na", type=float, help="largest probability of NA (no position) of the system")
+    parser.add_argument(
+        "--store",
+        choices=["embedded", "neo4j"],
+        default="embedded",
+        help="embedded: the tables of run-default (default); neo4j: the server of NEO4J_URI",
+    )
     parser.add_argument("--exact", action="store_true", help="neo4j: scan instead of the vector index")
     parser.add_argument("--model-dir", help="sentence-transformers folder (default: packaged all-MiniLM-L6-v2)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
@@ -234,12 +250,12 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
 def add_commands(sub: Any) -> None:
     """Add ``retrieve``, ``debate`` and ``persona`` to the ``argassets`` subcommands."""
     retrieve = sub.add_parser("retrieve", help="arguments of the KB near an utterance (graph-based retrieval)")
-    retrieve.add_argument("utterance")
+    retrieve.add_argument("utterance", help="what the user said (the query)")
     _retrieval_options(retrieve, "vector")
     retrieve.set_defaults(func=_guarded(cmd_retrieve))
 
     deb = sub.add_parser("debate", help="a debater's answer to an utterance, from retrieved examples")
-    deb.add_argument("utterance")
+    deb.add_argument("utterance", help="what the debater answers")
     deb.add_argument("--model", required=True, help="registry entry (vllm, openai or llama_cpp)")
     deb.add_argument("--no-retrieval", action="store_true", help="answer without retrieved examples")
     deb.add_argument("--max-examples", type=int, default=8, help="retrieved examples shown to the model at most")

@@ -22,13 +22,15 @@ members' valid scores and add up their NA counts and repetitions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from argassets.platform.judging import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
 from argassets.platform.registry import ModelEntry
+from argassets.political.prompts import N_REPETITIONS
+from argassets.political.scope import PoliticalScope
 from argassets.political.score_parsing import ParsedScore, parse_score
 
 #: The paper's decoding parameters; a registry entry's ``sampling`` overrides each field.
@@ -90,6 +92,21 @@ def build_requests(prompts: pd.DataFrame) -> list[ChatRequest]:
         )
         for row in prompts.itertuples(index=False)
     ]
+
+
+def study_first(study_items: pd.DataFrame) -> list[str]:
+    """The validation studies' arguments, pairwise study first: what a pilot scope takes first."""
+    priority = study_items.sort_values("study", key=lambda s: s.map({"pairwise": 0, "pointwise": 1}), kind="stable")
+    return priority["argument_id"].dropna().tolist()
+
+
+def workload(entry: ModelEntry, load: Callable[[str], pd.DataFrame]) -> tuple[list[ChatRequest], int, SamplingParams]:
+    """The requests ``political_predictions`` sends for ``entry``, its runs and sampling (for estimates)."""
+    scope = PoliticalScope.of(entry)
+    prompts = scope_arguments(
+        load("political_prompts"), study_first(load("political_study_items")), scope.max_arguments
+    )
+    return build_requests(prompts), N_REPETITIONS, political_sampling(entry)
 
 
 PREDICTION_COLUMNS: tuple[str, ...] = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from argassets.platform.study import ImportKeys, StudyDefinition
 from argassets.political.assets import ASSET_MODULES
-from argassets.political.predictions import PROTOCOL_SAMPLING, build_requests, prediction_table
+from argassets.political.predictions import PROTOCOL_SAMPLING, build_requests, prediction_table, workload
 from argassets.political.release_facts import PUBLISHED_ENSEMBLE_ROWS, PUBLISHED_NODE_IDS, QT30_MANIFEST
 from argassets.political.resources import neo4j_resources
 from argassets.political.scope import STUDY_NAME, PoliticalScope
@@ -29,4 +29,5 @@ STUDY = StudyDefinition(
     # QT30 and the human studies have no embedded sample.
     needs_published_data=True,
     resources=neo4j_resources,
+    workload=workload,
 )

@@ -15,9 +15,12 @@ from argassets.platform.estimate import (
     missing_completions,
     time_limit_minutes,
 )
+from argassets.platform.judges.llama_cpp_backend import find_gguf
+from argassets.platform.judges.vllm_model import ensure_converted
 from argassets.platform.judging import ChatRequest, Completion
 from argassets.platform.judgment_cache import JudgmentCache
-from argassets.platform.registry import ModelEntry
+from argassets.platform.prompt_tokens import APPROXIMATION, approx_tokens, prompt_token_counts
+from argassets.platform.registry import ModelEntry, load_registry
 
 
 def _requests() -> list[ChatRequest]:
@@ -96,3 +99,36 @@ def test_a_budget_refuses_an_estimate_above_it_and_names_the_variable() -> None:
 def test_price_only_for_openai_entries() -> None:
     with pytest.raises(ValueError, match="'price' only applies to backend 'openai'"):
         ModelEntry(name="x", backend="random", studies=["political"], price={"input_per_mtok": 1, "output_per_mtok": 1})
+
+
+def _prompts() -> list[ChatRequest]:
+    return [
+        ChatRequest(key="p0", system="You judge arguments.", user="Which is more logical? A: tax. B: no tax."),
+        ChatRequest(key="p1", system="", user="Give a left-right score from 0 to 100, or NA: 'Rich people pay more.'"),
+    ]
+
+
+def test_gguf_and_vllm_prompts_are_counted_with_the_models_own_tokenizer() -> None:
+    registry = load_registry()
+    gguf_entry, vllm_entry = registry.get("smollm2-135m"), registry.get("smollm2-135m-vllm")
+    assert (gguf_entry.backend, vllm_entry.backend) == ("llama_cpp", "vllm")
+    ensure_converted(find_gguf(vllm_entry.gguf_path, vllm_entry.gguf_package))  # what the vLLM entry loads
+    by_llama, llama_method = prompt_token_counts(gguf_entry, _prompts())
+    by_folder, folder_method = prompt_token_counts(vllm_entry, _prompts())
+    assert "llama.cpp, vocab only" in llama_method and "(transformers)" in folder_method
+    # One model, two tokenizer implementations, the same chat template: the same counts.
+    assert by_llama == by_folder
+    # The template's tokens are counted: more than the message text alone, and not chars / 4.
+    assert all(n > 10 for n in by_llama) and by_llama != [approx_tokens(r) for r in _prompts()]
+    estimate = estimate_partition(
+        gguf_entry, "political", _prompts(), 5, (10, 0, _prompts()), (None, "none"), 32, (by_llama, llama_method)
+    )
+    assert estimate.prompt_tokens == sum(by_llama) * 5 and "llama.cpp" in estimate.describe()
+
+
+def test_endpoints_fall_back_to_the_stated_approximation() -> None:
+    entry = ModelEntry(name="gpt", backend="openai", model_id="g", studies=["political"])
+    counts, method = prompt_token_counts(entry, _prompts())
+    assert counts == [approx_tokens(r) for r in _prompts()] and method == APPROXIMATION
+    with pytest.raises(ValueError, match="1 token counts for 2 requests"):
+        estimate_partition(entry, "political", _prompts(), 1, (2, 0, _prompts()), (None, "none"), 8, ([3], method))

