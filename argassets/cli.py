@@ -257,6 +257,12 @@ class Executor:
         return ok
 
     def run_reports(self, studies: Sequence[str] | None = None) -> bool:
+        """Every report of ``studies`` (default all), after the inputs and standalone tables their
+        checks need that were never materialised."""
+        chosen = list(self.layout.roots) if studies is None else list(studies)
+        missing = self.missing_inputs(chosen, everything=True)
+        if missing and not self.run(missing, None, {}, "study inputs and tables"):
+            return False
         if studies is None:
             keys = list(self.layout.reports)
         else:
