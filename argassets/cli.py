@@ -51,6 +51,7 @@ from argassets.platform.run_recovery import (
     PID_TAG,
     Stopped,
     fail_orphaned_runs,
+    fail_runs_of_stopped_processes,
     run_stoppably,
     signals_recorded,
 )
@@ -412,8 +413,18 @@ def cmd_runs_mark_orphans(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Seconds ``argassets ui`` gives dagster dev to stop by itself, then to its children to terminate.
+UI_GRACE_S = 5.0
+UI_TERMINATE_S = 2.0
+
+
 def cmd_ui(args: argparse.Namespace) -> int:
-    dagster_home()
+    """dagster dev in its own session; on SIGTERM or SIGINT it and every process it started stop
+    (within about 8 s), and the runs those processes were running are marked failed."""
+    from argassets.platform.process_tree import ProcessTree
+
+    # Opened now: importing dagster takes seconds that the stop must not spend.
+    instance = get_instance(recover=False)
     command = [
         str(Path(sys.executable).parent / "dagster"),
         "dev",
@@ -426,18 +437,26 @@ def cmd_ui(args: argparse.Namespace) -> int:
     ]
     _print("$ " + " ".join(command))
     with signals_recorded() as received:
-        server = subprocess.Popen(command, cwd=PROJECT_ROOT)
+        # Its own session: Ctrl-C reaches this process only, which stops the whole tree in order.
+        server = subprocess.Popen(command, cwd=PROJECT_ROOT, start_new_session=True)
+        tree = ProcessTree(server.pid)
         while server.poll() is None and not received:
-            time.sleep(0.2)
-        if received:
-            # dagster dev stops its webserver, daemon and code servers on SIGTERM.
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=12)
-            except subprocess.TimeoutExpired:
-                server.kill()
-            return 128 + received[0]
-    return server.returncode
+            tree.remember()  # children outliving dagster dev are reparented: know them beforehand
+            time.sleep(0.5)
+        if not received:
+            tree.stop(grace_s=UI_GRACE_S, terminate_s=UI_TERMINATE_S)  # dagster dev died: its children too
+            return server.returncode
+        started = time.monotonic()
+        left = tree.stop(signal.SIGTERM, grace_s=UI_GRACE_S, terminate_s=UI_TERMINATE_S)
+        if left:
+            _print(f"argassets ui: terminated what dagster dev left running: {'; '.join(left)}")
+        reason = f"argassets ui stopped by {signal.Signals(received[0]).name} while the run was in flight"
+        for run_id in fail_runs_of_stopped_processes(instance, tree.pids(), reason):
+            _print(f"marked failed: run {run_id} (its processes were stopped with dagster dev)")
+        _print(f"argassets ui: stopped in {time.monotonic() - started:.1f} s")
+        # Nothing is left to clean up; the interpreter's own teardown (modules, atexit) took 5 s here.
+        sys.stderr.flush()
+        os._exit(128 + received[0])
 
 
 def build_parser() -> argparse.ArgumentParser:
