@@ -14,6 +14,7 @@ Commands::
     argassets run-default          # study inputs, every baseline and published import, then every report
     argassets runs mark-orphans    # runs whose process died (kill -9) are marked failed (every command does it first)
     argassets ui                   # dagster dev on 127.0.0.1
+    argassets sql "SHOW TABLES"    # query the results (Parquet copies), also while runs write
     argassets slurm backfill --partitions a,b   # one Slurm job per partition (docs/operations.md)
     argassets retrieve "..." --system E1 --position 60-90 --method typical   # docs/retrieval.md
     argassets debate "..." --model smollm2-135m-vllm                         # (and persona)
@@ -459,6 +460,26 @@ def cmd_ui(args: argparse.Namespace) -> int:
         os._exit(128 + received[0])
 
 
+def cmd_sql(args: argparse.Namespace) -> int:
+    """One query over the published tables (never the DuckDB file a run writes)."""
+    import duckdb
+
+    from argassets.platform.warehouse import connect
+
+    try:
+        with connect() as connection:
+            relation = connection.sql(args.query)
+            if relation is None:
+                return 0
+            if args.csv:
+                relation.df().to_csv(sys.stdout, index=False)
+            else:
+                relation.show(max_rows=args.max_rows, max_width=shutil.get_terminal_size().columns)
+    except (FileNotFoundError, duckdb.Error) as exc:
+        raise CliError(str(exc)) from None
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="argassets", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -506,6 +527,14 @@ def build_parser() -> argparse.ArgumentParser:
     ui.add_argument("--host", default=DEFAULT_HOST, help="interface to bind (default 127.0.0.1)")
     ui.add_argument("--port", type=int, default=3000)
     ui.set_defaults(func=cmd_ui)
+
+    sql = sub.add_parser(
+        "sql", help="run one DuckDB query over the results (their Parquet copies: safe while runs write)"
+    )
+    sql.add_argument("query", help='e.g. "SHOW TABLES" or "SELECT * FROM aq_bt_scores LIMIT 5"')
+    sql.add_argument("--csv", action="store_true", help="print every row as CSV instead of a table")
+    sql.add_argument("--max-rows", type=int, default=40, help="rows shown in the table (default 40)")
+    sql.set_defaults(func=cmd_sql)
 
     from argassets.cli_slurm import add_slurm_commands
 
