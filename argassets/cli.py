@@ -14,6 +14,7 @@ Commands::
     argassets run-default          # study inputs, every baseline and published import, then every report
     argassets runs mark-orphans    # runs whose process died (kill -9) are marked failed (every command does it first)
     argassets ui                   # dagster dev on 127.0.0.1
+    argassets sql "SHOW TABLES"    # query the results (Parquet copies), also while runs write
     argassets slurm backfill --partitions a,b   # one Slurm job per partition (docs/operations.md)
     argassets retrieve "..." --system E1 --position 60-90 --method typical   # docs/retrieval.md
     argassets debate "..." --model smollm2-135m-vllm                         # (and persona)
@@ -51,6 +52,7 @@ from argassets.platform.run_recovery import (
     PID_TAG,
     Stopped,
     fail_orphaned_runs,
+    fail_runs_of_stopped_processes,
     run_stoppably,
     signals_recorded,
 )
@@ -258,6 +260,12 @@ class Executor:
         return ok
 
     def run_reports(self, studies: Sequence[str] | None = None) -> bool:
+        """Every report of ``studies`` (default all), after the inputs and standalone tables their
+        checks need that were never materialised."""
+        chosen = list(self.layout.roots) if studies is None else list(studies)
+        missing = self.missing_inputs(chosen, everything=True)
+        if missing and not self.run(missing, None, {}, "study inputs and tables"):
+            return False
         if studies is None:
             keys = list(self.layout.reports)
         else:
@@ -407,8 +415,18 @@ def cmd_runs_mark_orphans(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Seconds ``argassets ui`` gives dagster dev to stop by itself, then to its children to terminate.
+UI_GRACE_S = 5.0
+UI_TERMINATE_S = 2.0
+
+
 def cmd_ui(args: argparse.Namespace) -> int:
-    dagster_home()
+    """dagster dev in its own session; on SIGTERM or SIGINT it and every process it started stop
+    (within about 8 s), and the runs those processes were running are marked failed."""
+    from argassets.platform.process_tree import ProcessTree
+
+    # Opened now: importing dagster takes seconds that the stop must not spend.
+    instance = get_instance(recover=False)
     command = [
         str(Path(sys.executable).parent / "dagster"),
         "dev",
@@ -421,18 +439,46 @@ def cmd_ui(args: argparse.Namespace) -> int:
     ]
     _print("$ " + " ".join(command))
     with signals_recorded() as received:
-        server = subprocess.Popen(command, cwd=PROJECT_ROOT)
+        # Its own session: Ctrl-C reaches this process only, which stops the whole tree in order.
+        server = subprocess.Popen(command, cwd=PROJECT_ROOT, start_new_session=True)
+        tree = ProcessTree(server.pid)
         while server.poll() is None and not received:
-            time.sleep(0.2)
-        if received:
-            # dagster dev stops its webserver, daemon and code servers on SIGTERM.
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=12)
-            except subprocess.TimeoutExpired:
-                server.kill()
-            return 128 + received[0]
-    return server.returncode
+            tree.remember()  # children outliving dagster dev are reparented: know them beforehand
+            time.sleep(0.5)
+        if not received:
+            tree.stop(grace_s=UI_GRACE_S, terminate_s=UI_TERMINATE_S)  # dagster dev died: its children too
+            return server.returncode
+        started = time.monotonic()
+        left = tree.stop(signal.SIGTERM, grace_s=UI_GRACE_S, terminate_s=UI_TERMINATE_S)
+        if left:
+            _print(f"argassets ui: terminated what dagster dev left running: {'; '.join(left)}")
+        reason = f"argassets ui stopped by {signal.Signals(received[0]).name} while the run was in flight"
+        for run_id in fail_runs_of_stopped_processes(instance, tree.pids(), reason):
+            _print(f"marked failed: run {run_id} (its processes were stopped with dagster dev)")
+        _print(f"argassets ui: stopped in {time.monotonic() - started:.1f} s")
+        # Nothing is left to clean up; the interpreter's own teardown (modules, atexit) took 5 s here.
+        sys.stderr.flush()
+        os._exit(128 + received[0])
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    """One query over the published tables (never the DuckDB file a run writes)."""
+    import duckdb
+
+    from argassets.platform.warehouse import connect
+
+    try:
+        with connect() as connection:
+            relation = connection.sql(args.query)
+            if relation is None:
+                return 0
+            if args.csv:
+                relation.df().to_csv(sys.stdout, index=False)
+            else:
+                relation.show(max_rows=args.max_rows, max_width=shutil.get_terminal_size().columns)
+    except (FileNotFoundError, duckdb.Error) as exc:
+        raise CliError(str(exc)) from None
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -489,6 +535,14 @@ def build_parser() -> argparse.ArgumentParser:
     ui.add_argument("--host", default=DEFAULT_HOST, help="interface to bind (default 127.0.0.1)")
     ui.add_argument("--port", type=int, default=3000, help="port of the web UI (default 3000)")
     ui.set_defaults(func=cmd_ui)
+
+    sql = sub.add_parser(
+        "sql", help="run one DuckDB query over the results (their Parquet copies: safe while runs write)"
+    )
+    sql.add_argument("query", help='e.g. "SHOW TABLES" or "SELECT * FROM aq_bt_scores LIMIT 5"')
+    sql.add_argument("--csv", action="store_true", help="print every row as CSV instead of a table")
+    sql.add_argument("--max-rows", type=int, default=40, help="rows shown in the table (default 40)")
+    sql.set_defaults(func=cmd_sql)
 
     from argassets.cli_slurm import add_slurm_commands
 

@@ -1,6 +1,6 @@
 """Declarative automation: what refreshes by itself once a model partition lands.
 
-Two conditions, attached by :func:`with_automation` to every asset downstream of a study's
+Three conditions, attached by :func:`with_automation` to every asset downstream of a study's
 partitioned root (its ``StudyDefinition.root_asset``) that does not set its own:
 
 - assets partitioned by ``judge_models`` (per-model aggregates) get
@@ -13,6 +13,10 @@ partitioned root (its ``StudyDefinition.root_asset``) that does not set its own:
   all five and refresh once, not five times. Model partitions that never ran (e.g. GPU models on
   a CPU machine) do not block them: missing ``judge_models`` partitions are ignored, missing
   unpartitioned inputs are not.
+
+The standalone assets (built from a study's inputs but not from its judgments, or from a resource
+only) get Dagster's ``eager()``: built once and after their inputs change, so that the checks on
+them are evaluated too.
 
 The default automation condition sensor of the code location (``sensors.AUTOMATION_SENSOR``)
 evaluates them. :func:`stale_keys` is the plain staleness rule the nightly schedule uses.
@@ -111,7 +115,9 @@ class OperationsLayout:
         (corpora, prompts, expert scores, the knowledge base), in topological order.
     standalone
         The other unpartitioned assets built from a study's inputs but not from its judgments
-        (e.g. human-only analyses), in topological order, except those of :data:`MANUAL_KINDS`.
+        (e.g. human-only analyses), or defined by a study and reading no asset (e.g. the
+        comparison graph of Study B's human pairwise study, read from the published data), in
+        topological order, except those of :data:`MANUAL_KINDS`.
     reports_by_study, inputs_by_study, standalone_by_study
         The same, per study.
     parents
@@ -153,6 +159,19 @@ def _as_asset_graph(assets: Any) -> Any:
     # Deps on keys nobody defines (yet) become external assets, as Definitions would make them.
     externals = [dg.AssetsDefinition(specs=[dg.AssetSpec(key)]) for key in sorted(undefined, key=str)]
     return AssetGraph.from_assets([*items, *externals])
+
+
+def keys_defined_by_study() -> dict[str, frozenset[dg.AssetKey]]:
+    """The asset keys each study's asset modules define (for assets the graph places in no study)."""
+    defined: dict[str, frozenset[dg.AssetKey]] = {}
+    for study in studies():
+        keys: set[dg.AssetKey] = set()
+        for module in study.asset_modules:
+            for value in vars(module).values():
+                if isinstance(value, dg.AssetsDefinition):
+                    keys |= set(value.keys)
+        defined[study.name] = frozenset(keys)
+    return defined
 
 
 def operations_layout(assets: Any) -> OperationsLayout:
@@ -212,10 +231,16 @@ def operations_layout(assets: Any) -> OperationsLayout:
             k for k in needed if k not in all_downstream and k not in judge_partitioned and automatable(k)
         )
     placed = set(all_downstream) | judge_partitioned | {k for keys in inputs_by_study.values() for k in keys}
+    defined = keys_defined_by_study()
     standalone_by_study: dict[str, tuple[dg.AssetKey, ...]] = {}
     for study, inputs in inputs_by_study.items():
+        # Built from the study's inputs, or defined by the study and reading none (a resource only).
         standalone_by_study[study] = ordered(
-            k for k in order if k not in placed and automatable(k) and closure(k, parents) & set(inputs)
+            k
+            for k in order
+            if k not in placed
+            and automatable(k)
+            and (closure(k, parents) & set(inputs) or (k in defined.get(study, ()) and not parents[k]))
         )
     union = lambda groups: ordered({k for keys in groups.values() for k in keys})  # noqa: E731
     return OperationsLayout(
@@ -242,6 +267,9 @@ def automation_conditions_for(layout: OperationsLayout) -> dict[dg.AssetKey, dg.
             conditions[key] = partition_condition()
     for key in layout.reports:
         conditions[key] = reports_condition
+    for key in layout.standalone:
+        # Built once, and again when an input changes, so that their checks are evaluated too.
+        conditions[key] = dg.AutomationCondition.eager()
     return conditions
 
 

@@ -108,6 +108,27 @@ def fail_orphaned_runs(instance: dg.DagsterInstance) -> list[tuple[dg.DagsterRun
     return failed
 
 
+def fail_runs_of_stopped_processes(instance: dg.DagsterInstance, stopped: set[int], reason: str) -> list[str]:
+    """After a local ``dagster dev`` and every process it started were stopped: mark its active runs failed.
+
+    A run is one of them when it carries no ``argassets/pid`` (the CLI's runs are another
+    process's) and its processes, if any wrote events yet, are among ``stopped``; a run still
+    ``STARTING`` has written none. (Pids alone cannot tell: a killed worker may linger as a zombie
+    that the container's init never reaps.) Returns the run ids.
+    """
+    if not is_local_instance(instance):
+        return []
+    ids = []
+    for record in instance.get_run_records(dg.RunsFilter(statuses=ACTIVE)):
+        run = record.dagster_run
+        if run.tags.get(PID_TAG) or not run_pids(instance, run) <= stopped:
+            continue
+        instance.report_run_failed(run, reason)
+        free_slots(instance, run.run_id)
+        ids.append(run.run_id)
+    return ids
+
+
 def recover_at_load() -> None:
     """Fail orphaned runs of ``$DAGSTER_HOME`` when a process loads the code location.
 

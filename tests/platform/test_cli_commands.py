@@ -12,6 +12,8 @@ import dagster as dg
 import pytest
 
 from argassets import cli
+from argassets.platform.automation import operations_layout
+from argassets.platform.check_coverage import unevaluated_checks
 from argassets.platform.registry import parse_registry
 
 REG = parse_registry(
@@ -164,3 +166,7 @@ def test_run_default_without_published_data_runs_study_a_on_the_embedded_sample(
         assert judged["random"] == 3 * 35 * 3 * 3
         report = db.execute("select model, count(*) from aq_agreement_report group by 1 order by 1").fetchall()
         assert report == [("longer-wins", 12), ("random", 12)]
+    instance = dg.DagsterInstance.get()
+    graph = cli.Executor(instance).repo_def.asset_graph
+    unevaluated = unevaluated_checks(instance, graph, operations_layout(graph), left_out={"political"})
+    assert unevaluated == {}, unevaluated

@@ -13,6 +13,7 @@ import pytest
 
 from argassets.definitions import defs
 from argassets.platform.automation import MANUAL_KINDS, operations_layout
+from argassets.platform.check_coverage import study_of_assets
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,6 +63,23 @@ def test_every_report_over_all_partitions_has_the_all_partitions_condition(graph
     for key in graph.get_all_asset_keys():
         if set(graph.get(key).kinds) & MANUAL_KINDS:
             assert graph.get(key).automation_condition is None, f"{key} needs an external server"
+
+
+def test_every_checked_asset_is_run_by_run_default_and_by_automation(graph) -> None:
+    """A check whose asset nobody materialises is never evaluated (political_pairwise_graph_connected
+    was): every checked asset belongs to a study's layout, which run-default and --with-reports
+    run, and all but the roots and the study inputs (run before any judging) have an automation
+    condition."""
+    layout = operations_layout(graph)
+    owners = study_of_assets(layout)
+    assert dg.AssetKey("political_pairwise_connections") in layout.standalone_by_study["political"]
+    for check_key in graph.asset_check_keys:
+        key = check_key.asset_key
+        if set(graph.get(key).kinds) & MANUAL_KINDS:
+            continue
+        assert owners.get(key), f"{check_key.to_user_string()}: its asset is run by no study"
+        if key not in layout.roots.values() and key not in layout.inputs:
+            assert graph.get(key).automation_condition is not None, f"{check_key.to_user_string()}: not automated"
 
 
 def test_study_jobs_tag_each_partition_with_its_gpus() -> None:

@@ -18,6 +18,7 @@ from dagster_duckdb_pandas import DuckDBPandasIOManager
 
 from argassets.platform.paths import DEFAULT_DUCKDB_PATH, DUCKDB_ENV_VAR, resolve_duckdb_path
 from argassets.platform.table_store import TABLES_ENV_VAR, ParquetTableStore
+from argassets.platform.warehouse import publish_slice
 
 __all__ = [
     "ArgassetsDuckDBIOManager",
@@ -47,6 +48,14 @@ def _warn(context: Any, message: str) -> None:
         _log.warning(message)
 
 
+def _partitions_of(table_slice: TableSlice) -> tuple[str, list[str]] | None:
+    """``(column, keys)`` of a slice of one list of partitions; ``None`` for a whole table."""
+    dimensions = table_slice.partition_dimensions or []
+    if len(dimensions) == 1 and isinstance(dimensions[0].partitions, (list, tuple)):
+        return dimensions[0].partition_expr, [str(key) for key in dimensions[0].partitions]
+    return None
+
+
 class TransactionalDuckDbClient(DuckDbClient):
     """dagster-duckdb's client, writing each output in one transaction.
 
@@ -56,6 +65,9 @@ class TransactionalDuckDbClient(DuckDbClient):
     kill at any instant leaves the old rows or the new ones. A WAL left by a killed writer holds
     committed transactions only; DuckDB replays it at the next open, which is logged and then
     folded into the file (``CHECKPOINT``).
+
+    After each commit the written table (or partitions) is published as Parquet for readers
+    (:mod:`argassets.platform.warehouse`): nobody needs to open the DuckDB file to read results.
     """
 
     @staticmethod
@@ -92,6 +104,8 @@ class TransactionalDuckDbClient(DuckDbClient):
                 raise
             if writing:
                 connection.execute("COMMIT")
+                # Still holding the file: the Parquet copy readers use follows commits in order.
+                publish_slice(connection, database, table_slice.schema, table_slice.table, _partitions_of(table_slice))
 
 
 class ArgassetsDuckDBIOManager(DuckDBPandasIOManager):

@@ -1,0 +1,87 @@
+"""Reading the results while a run writes them (argassets/platform/warehouse.py).
+
+Study A on the embedded sample: ``longer-wins`` and the reports are materialised, then a reader
+opens :func:`~argassets.platform.warehouse.connect` and keeps querying while ``random`` and the
+reports are materialised again. Both succeed; every answer the reader got is the table before or
+after, never a mix; at the end the published tables equal the DuckDB file's.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+import argassets.platform.paths as paths
+from argassets import cli
+from argassets.platform.registry import load_registry
+from argassets.platform.warehouse import connect, published_dir
+
+STUDY = ["argument_quality"]
+#: The sample: 35 comparisons in each of 3 dimensions, 3 strategies, 3 runs; 12 report rows per model.
+JUDGED, REPORTED = 3 * 35 * 3 * 3, 12
+QUERIES = {
+    "aq_judgments": "SELECT judge_model, count(*) FROM aq_judgments GROUP BY 1 ORDER BY 1",
+    "aq_agreement_report": "SELECT model, count(*) FROM aq_agreement_report GROUP BY 1 ORDER BY 1",
+}
+
+
+def _snapshot(connection: duckdb.DuckDBPyConnection) -> dict[str, list[tuple]]:
+    return {table: connection.execute(query).fetchall() for table, query in QUERIES.items()}
+
+
+def test_a_reader_held_open_across_a_partition_and_its_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ARGASSETS_DATA_DIR", raising=False)
+    monkeypatch.delenv("ARGASSETS_WEBIS_URL", raising=False)
+    monkeypatch.delenv("ARGASSETS_TABLES", raising=False)
+    monkeypatch.setattr(paths, "SIBLING_SHARED_DATA_DIR", tmp_path / "no-shared-data")
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    database = tmp_path / "db" / "argassets.duckdb"
+    monkeypatch.setenv("ARGASSETS_DUCKDB", str(database))
+    monkeypatch.setenv("ARGASSETS_CACHE", str(tmp_path / "db" / "cache.sqlite"))
+    instance = cli.get_instance()
+    registry = load_registry()
+    cli.sync_partitions(instance, registry)
+    executor = cli.Executor(instance)
+    assert executor.run_partition(registry, "longer-wins", STUDY) and executor.run_reports(STUDY)
+
+    old = {"aq_judgments": [("longer-wins", JUDGED)], "aq_agreement_report": [("longer-wins", REPORTED)]}
+    new = {
+        "aq_judgments": [("longer-wins", JUDGED), ("random", JUDGED)],
+        "aq_agreement_report": [("longer-wins", REPORTED), ("random", REPORTED)],
+    }
+    reader = connect()
+    assert _snapshot(reader) == old
+    seen: list[dict[str, list[tuple]]] = []
+    stop = threading.Event()
+
+    def keep_reading() -> None:
+        while not stop.is_set():
+            seen.append(_snapshot(reader))
+            stop.wait(0.05)
+
+    thread = threading.Thread(target=keep_reading)
+    thread.start()
+    try:
+        written = executor.run_partition(registry, "random", STUDY) and executor.run_reports(STUDY)
+    finally:
+        stop.set()
+        thread.join()
+    assert written, "a run failed while a reader held the published tables open"
+    assert len(seen) > 10
+    for snapshot in seen:
+        for table, rows in snapshot.items():
+            assert rows in (old[table], new[table]), f"{table}: a mix of before and after: {rows}"
+    assert _snapshot(reader) == new
+    reader.close()
+
+    # The published copy is the DuckDB file's content, table by table.
+    with duckdb.connect(str(database), read_only=True) as warehouse, connect(published_dir(database)) as published:
+        tables = [row[0] for row in warehouse.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+        assert {"aq_judgments", "aq_bt_scores", "aq_agreement_report", "webis_arguments"} <= set(tables)
+        for table in tables:
+            query = f'SELECT * FROM "{table}" ORDER BY ALL'
+            pd.testing.assert_frame_equal(warehouse.execute(query).df(), published.execute(query).df(), obj=table)
