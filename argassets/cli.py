@@ -31,7 +31,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -266,7 +266,8 @@ class Executor:
             order = {key: i for i, key in enumerate(self.repo_def.asset_graph.toposorted_asset_keys)}
             keys.sort(key=order.__getitem__)
         if not keys:
-            _print("no report assets in the code location")
+            where = "in the code location" if studies is None else f"of the studies {', '.join(studies) or '(none)'}"
+            _print(f"no report assets {where}")
             return True
         return self.run(keys, None, {}, "reports")
 
@@ -311,6 +312,22 @@ def _studies(value: str | None) -> list[str] | None:
     return None if value in (None, "all") else [value]
 
 
+def studies_taken_part_in(
+    registry: ModelRegistry, names: Sequence[str], studies: Sequence[str] | None, available: Iterable[str]
+) -> list[str]:
+    """The studies (of ``available``, within ``studies`` unless ``None``) that the entries take part in.
+
+    ``--with-reports`` refreshes these studies' reports only: a Study A-only model leaves Study B's alone.
+    """
+    present = set(available)
+    chosen: list[str] = []
+    for name in names:
+        for study in registry.get(name).studies:
+            if study in present and (studies is None or study in studies) and study not in chosen:
+                chosen.append(study)
+    return chosen
+
+
 def cmd_materialize(args: argparse.Namespace) -> int:
     _check_key(args.partition, "materialize")
     instance = get_instance()
@@ -321,7 +338,9 @@ def cmd_materialize(args: argparse.Namespace) -> int:
     executor = Executor(instance)
     ok = executor.run_partition(registry, args.partition, _studies(args.study))
     if ok and args.with_reports:
-        ok = executor.run_reports()
+        ok = executor.run_reports(
+            studies_taken_part_in(registry, [args.partition], _studies(args.study), executor.layout.roots)
+        )
     return 0 if ok else 1
 
 
@@ -335,7 +354,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     failed = [name for name in names if not executor.run_partition(registry, name, _studies(args.study))]
     ok = not failed
     if args.with_reports and ok:
-        ok = executor.run_reports()
+        ok = executor.run_reports(studies_taken_part_in(registry, names, _studies(args.study), executor.layout.roots))
     if failed:
         _print(f"failed partitions: {', '.join(failed)} (run them again: cached work is not redone)")
     return 0 if ok else 1

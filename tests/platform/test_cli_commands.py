@@ -164,3 +164,11 @@ def test_run_default_without_published_data_runs_study_a_on_the_embedded_sample(
         assert judged["random"] == 3 * 35 * 3 * 3
         report = db.execute("select model, count(*) from aq_agreement_report group by 1 order by 1").fetchall()
         assert report == [("longer-wins", 12), ("random", 12)]
+
+
+def test_with_reports_refreshes_only_the_studies_the_models_take_part_in() -> None:
+    both = ["argument_quality", "political"]
+    assert cli.studies_taken_part_in(REG, ["a"], None, both) == ["argument_quality"]
+    assert cli.studies_taken_part_in(REG, ["a", "c"], None, both) == ["argument_quality", "political"]
+    assert cli.studies_taken_part_in(REG, ["a", "c"], ["political"], both) == ["political"]
+    assert cli.studies_taken_part_in(REG, ["c"], None, ["argument_quality"]) == []  # no Study B assets here
