@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from argassets.platform.partitions import JUDGE_MODELS
+from argassets.platform.partitions import JUDGE_MODELS, add_model_partitions
 from argassets.platform.paths import PROJECT_ROOT, resolve_data_dir
 from argassets.platform.registry import (
     BASELINE_BACKENDS,
@@ -113,7 +113,7 @@ def _registry() -> ModelRegistry:
 
 
 def sync_partitions(instance: Any, registry: ModelRegistry, dry_run: bool = False) -> dict[str, list[str]]:
-    """Add a partition for every registry entry that has none; never delete one.
+    """Add a partition for every registry entry that has none (``judge_models`` and its studies'); never delete one.
 
     Returns the names ``added``, ``present`` and ``not_in_registry`` (partitions kept although
     their entry was removed).
@@ -121,8 +121,9 @@ def sync_partitions(instance: Any, registry: ModelRegistry, dry_run: bool = Fals
 
     existing = list(instance.get_dynamic_partitions(JUDGE_MODELS))
     added = [name for name in registry.names if name not in existing]
-    if added and not dry_run:
-        instance.add_dynamic_partitions(JUDGE_MODELS, added)
+    if not dry_run:
+        # judge_models lists every entry; each study's definition its own (also catching up an upgrade).
+        add_model_partitions(instance, registry, study_names())
     return {
         "added": added,
         "present": [name for name in registry.names if name in existing],

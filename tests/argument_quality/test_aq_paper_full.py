@@ -33,6 +33,7 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 
 pytestmark = pytest.mark.slow
@@ -111,7 +112,7 @@ def run(tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path):
     mp.setenv("ARGASSETS_DUCKDB", str(database))
     partitions = ["random", "longer-wins", "paper-reproducer"]
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", partitions)
+        add_partitions(instance, partitions)
         assert dg.materialize(UPSTREAM, resources=res, instance=instance).success
         for name in partitions:
             assert dg.materialize(

@@ -30,6 +30,7 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.model_partitions import add_partitions
 
 UPSTREAM = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts]
 MINE = [
@@ -107,7 +108,7 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory):
     mp = pytest.MonkeyPatch()
     mp.setenv("ARGASSETS_DUCKDB", str(database))
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", [*ENTRIES, "never-run"])
+        add_partitions(instance, [*ENTRIES, "never-run"])
         assert dg.materialize(UPSTREAM, resources=res, instance=instance).success
         for name in ENTRIES:
             assert dg.materialize(

@@ -36,6 +36,9 @@ def test_sync_adds_missing_partitions_and_never_deletes() -> None:
         result = cli.sync_partitions(instance, REG)
         assert result == {"added": ["a", "c"], "present": ["b"], "not_in_registry": ["old-model"]}
         assert instance.get_dynamic_partitions("judge_models") == ["old-model", "b", "a", "c"]
+        # Each study's own partitions: its entries only (b was there before the study definitions).
+        assert instance.get_dynamic_partitions("models_argument_quality") == ["a", "b"]
+        assert instance.get_dynamic_partitions("models_political") == ["c"]
         assert cli.sync_partitions(instance, REG)["added"] == []
         dry = cli.sync_partitions(
             instance,
@@ -43,6 +46,7 @@ def test_sync_adds_missing_partitions_and_never_deletes() -> None:
             dry_run=True,
         )
         assert dry["added"] == ["d"] and "d" not in instance.get_dynamic_partitions("judge_models")
+        assert "d" not in instance.get_dynamic_partitions("models_political")
 
 
 def _args(**kwargs) -> argparse.Namespace:

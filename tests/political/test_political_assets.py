@@ -24,6 +24,7 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.model_partitions import add_partitions
 
 GPT4O = "gpt_4o_2024_08_06"
 #: How far the published import's validation rows may be from the study file's (see the test).
@@ -158,7 +159,7 @@ CHECKS = [
 def test_political_pipeline_end_to_end(kb_arguments, registry_file, duckdb_path, tmp_path):
     instance = dg.DagsterInstance.ephemeral()
     partitions = ["random", "mirror", "published-gpt4o", "longer-wins"]
-    instance.add_dynamic_partitions("judge_models", partitions)
+    add_partitions(instance, partitions)
     resources = _resources(duckdb_path, tmp_path)
     everything = [_kb_stand_in(kb_arguments), *UPSTREAM, *PER_PARTITION, *REPORTS]
 
@@ -339,7 +340,7 @@ def test_definitions_hold_the_political_assets_and_checks():
         assert node.group_name == group, name
         assert node.description, name
     predictions = graph.get(dg.AssetKey("political_predictions"))
-    assert predictions.partitions_def.name == "judge_models"
+    assert predictions.partitions_def.name == "models_political"
     assert dg.AssetKey("political_kb_arguments") in graph.get(dg.AssetKey("political_prompts")).parent_keys
     check_names = {key.name for key in graph.asset_check_keys}
     assert {
