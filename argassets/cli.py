@@ -6,7 +6,7 @@ order, and are recorded like any other run (re-execute them from the UI).
 
 Commands::
 
-    argassets partitions sync      # one judge_models partition per registry entry (never deletes)
+    argassets partitions sync      # a partition per registry entry, in judge_models and its studies (never deletes)
     argassets partitions list
     argassets pools --gpu 1        # limit of the "gpu" concurrency pool (judging steps)
     argassets materialize random   # one model partition of every study it takes part in
@@ -458,7 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="argassets", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
-    partitions = sub.add_parser("partitions", help="judge_models partitions of the instance")
+    partitions = sub.add_parser("partitions", help="model partitions of the instance (judge_models and models_<study>)")
     psub = partitions.add_subparsers(dest="partitions_command", required=True)
     sync = psub.add_parser("sync", help="add a partition per registry entry (never deletes)")
     sync.add_argument("--dry-run", action="store_true")
