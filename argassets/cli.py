@@ -6,7 +6,7 @@ order, and are recorded like any other run (re-execute them from the UI).
 
 Commands::
 
-    argassets partitions sync      # one judge_models partition per registry entry (never deletes)
+    argassets partitions sync      # a partition per registry entry, in judge_models and its studies (never deletes)
     argassets partitions list
     argassets pools --gpu 1        # limit of the "gpu" concurrency pool (judging steps)
     argassets materialize random   # one model partition of every study it takes part in
@@ -32,11 +32,11 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from argassets.platform.partitions import JUDGE_MODELS
+from argassets.platform.partitions import JUDGE_MODELS, add_model_partitions
 from argassets.platform.paths import PROJECT_ROOT, resolve_data_dir
 from argassets.platform.registry import (
     BASELINE_BACKENDS,
@@ -116,7 +116,7 @@ def _registry() -> ModelRegistry:
 
 
 def sync_partitions(instance: Any, registry: ModelRegistry, dry_run: bool = False) -> dict[str, list[str]]:
-    """Add a partition for every registry entry that has none; never delete one.
+    """Add a partition for every registry entry that has none (``judge_models`` and its studies'); never delete one.
 
     Returns the names ``added``, ``present`` and ``not_in_registry`` (partitions kept although
     their entry was removed).
@@ -124,8 +124,9 @@ def sync_partitions(instance: Any, registry: ModelRegistry, dry_run: bool = Fals
 
     existing = list(instance.get_dynamic_partitions(JUDGE_MODELS))
     added = [name for name in registry.names if name not in existing]
-    if added and not dry_run:
-        instance.add_dynamic_partitions(JUDGE_MODELS, added)
+    if not dry_run:
+        # judge_models lists every entry; each study's definition its own (also catching up an upgrade).
+        add_model_partitions(instance, registry, study_names())
     return {
         "added": added,
         "present": [name for name in registry.names if name in existing],
@@ -275,7 +276,8 @@ class Executor:
             order = {key: i for i, key in enumerate(self.repo_def.asset_graph.toposorted_asset_keys)}
             keys.sort(key=order.__getitem__)
         if not keys:
-            _print("no report assets in the code location")
+            where = "in the code location" if studies is None else f"of the studies {', '.join(studies) or '(none)'}"
+            _print(f"no report assets {where}")
             return True
         return self.run(keys, None, {}, "reports")
 
@@ -320,6 +322,22 @@ def _studies(value: str | None) -> list[str] | None:
     return None if value in (None, "all") else [value]
 
 
+def studies_taken_part_in(
+    registry: ModelRegistry, names: Sequence[str], studies: Sequence[str] | None, available: Iterable[str]
+) -> list[str]:
+    """The studies (of ``available``, within ``studies`` unless ``None``) that the entries take part in.
+
+    ``--with-reports`` refreshes these studies' reports only: a Study A-only model leaves Study B's alone.
+    """
+    present = set(available)
+    chosen: list[str] = []
+    for name in names:
+        for study in registry.get(name).studies:
+            if study in present and (studies is None or study in studies) and study not in chosen:
+                chosen.append(study)
+    return chosen
+
+
 def cmd_materialize(args: argparse.Namespace) -> int:
     _check_key(args.partition, "materialize")
     instance = get_instance()
@@ -330,7 +348,9 @@ def cmd_materialize(args: argparse.Namespace) -> int:
     executor = Executor(instance)
     ok = executor.run_partition(registry, args.partition, _studies(args.study))
     if ok and args.with_reports:
-        ok = executor.run_reports()
+        ok = executor.run_reports(
+            studies_taken_part_in(registry, [args.partition], _studies(args.study), executor.layout.roots)
+        )
     return 0 if ok else 1
 
 
@@ -344,7 +364,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     failed = [name for name in names if not executor.run_partition(registry, name, _studies(args.study))]
     ok = not failed
     if args.with_reports and ok:
-        ok = executor.run_reports()
+        ok = executor.run_reports(studies_taken_part_in(registry, names, _studies(args.study), executor.layout.roots))
     if failed:
         _print(f"failed partitions: {', '.join(failed)} (run them again: cached work is not redone)")
     return 0 if ok else 1
@@ -492,7 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    partitions = sub.add_parser("partitions", help="judge_models partitions of the instance")
+    partitions = sub.add_parser("partitions", help="model partitions of the instance (judge_models and models_<study>)")
     psub = partitions.add_subparsers(dest="partitions_command", required=True)
     sync = psub.add_parser("sync", help="add a partition per registry entry (never deletes)")
     sync.add_argument("--dry-run", action="store_true", help="print the partitions it would add; add none")

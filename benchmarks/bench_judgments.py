@@ -41,6 +41,7 @@ def run_phase(phase: str, partition: str) -> dict:
 
     from argassets.argument_quality.assets import corpora, judgments, prompts
     from argassets.platform.judges import baselines
+    from argassets.platform.partitions import study_partitions
     from resources.build import build_resources
 
     sent = {"completions": 0, "calls": 0}
@@ -56,8 +57,9 @@ def run_phase(phase: str, partition: str) -> dict:
 
     upstream = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts]
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
-    if partition not in instance.get_dynamic_partitions("judge_models"):
-        instance.add_dynamic_partitions("judge_models", [partition])
+    for definition in ("judge_models", study_partitions("argument_quality").name):
+        if partition not in instance.get_dynamic_partitions(definition):
+            instance.add_dynamic_partitions(definition, [partition])
     started = time.perf_counter()
     if phase == "upstream":
         result = dg.materialize(upstream, resources=build_resources(), instance=instance)

@@ -77,6 +77,7 @@ def main() -> None:
     from argassets.platform.judges import VLLMJudge, build_judge
     from argassets.platform.judges.vllm_backend import request_seed
     from argassets.platform.pairwise.labels import LABELS
+    from argassets.platform.partitions import study_partitions
     from argassets.platform.paths import resolve_data_dir
     from argassets.platform.registry import ModelEntry, load_registry
     from resources.corpora import WebisSourceResource
@@ -123,7 +124,8 @@ def main() -> None:
         "engine_start_s": round(engine_start_s, 1),
     }
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", ["bench-vllm", "bench-llama"])
+        for definition in ("judge_models", study_partitions("argument_quality").name):
+            instance.add_dynamic_partitions(definition, ["bench-vllm", "bench-llama"])
         assert dg.materialize(upstream, resources=resources, instance=instance).success
         with duckdb.connect(str(database), read_only=True) as con:
             rows = con.execute(

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 
 import dagster as dg
 
-from argassets.platform.partitions import judge_models_partitions
+from argassets.platform.partitions import study_partitions
 from argassets.platform.registry import RegistryError, load_registry
 from sensors.layout import code_location_layout
 from sensors.run_tags import MODEL_TAG, STUDY_TAG, run_tags_for_entry
@@ -49,9 +49,9 @@ def build_study_jobs() -> list[dg.UnresolvedAssetJobDefinition]:
             dg.define_asset_job(
                 name=study_job_name(study),
                 selection=dg.AssetSelection.assets(*layout.study_selection(study)),
-                partitions_def=judge_models_partitions,
+                partitions_def=study_partitions(study),
                 config=dg.PartitionedConfig(
-                    partitions_def=judge_models_partitions,
+                    partitions_def=study_partitions(study),
                     run_config_for_partition_key_fn=lambda _key: {},
                     tags_for_partition_key_fn=partition_tags(study),
                 ),

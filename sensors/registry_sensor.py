@@ -3,7 +3,9 @@
 Each tick reads the registry (``$ARGASSETS_MODELS`` or ``data/models.toml``), compares it with the
 last valid state in the cursor, and returns a :class:`dagster.SensorResult`:
 
-- every registry entry without a partition gets one (``judge_models`` add request);
+- every registry entry without a partition gets one (``judge_models`` add request), and one in
+  the partitions of each study it takes part in (``models_<study>``, also for entries that
+  predate those definitions: an upgraded instance catches up on the first tick);
 - an added or changed entry gets one run per study it takes part in, materialising that
   partition of the study's root asset (its ``StudyDefinition.root_asset``) and of its
   partitioned aggregates, tagged with the entry's GPU count (:mod:`sensors.run_tags`); the
@@ -36,7 +38,12 @@ from collections.abc import Mapping
 import dagster as dg
 
 from argassets.platform.automation import OperationsLayout, operations_layout
-from argassets.platform.partitions import JUDGE_MODELS, judge_models_partitions
+from argassets.platform.partitions import (
+    JUDGE_MODELS,
+    judge_models_partitions,
+    study_partitions_name,
+    study_partitions_requests,
+)
 from argassets.platform.registry import (
     BACKENDS,
     ModelRegistry,
@@ -56,7 +63,7 @@ from argassets.platform.registry_diff import (
     plan_registry_work,
 )
 from sensors.run_tags import run_tags_for_entry
-from sensors.settings import sensor_status
+from sensors.settings import IMPLICIT_ASSET_JOB, sensor_status
 
 RUN_BACKENDS_ENV_VAR = "ARGASSETS_RUN_BACKENDS"
 ALL_BACKENDS: frozenset[str] = frozenset(BACKENDS)
@@ -251,9 +258,11 @@ def _sensor_result(
     partitions_to_add: tuple[str, ...],
     cursor: str,
     observations: list[dg.AssetObservation],
+    study_additions: list[dg.AddDynamicPartitionsRequest],
 ) -> dg.SensorResult:
     """The tick's result: its runs, or a skip message of its report lines when there are none."""
     dynamic = [judge_models_partitions.build_add_request(list(partitions_to_add))] if partitions_to_add else []
+    dynamic += study_additions
     if requests:
         return dg.SensorResult(
             run_requests=requests,
@@ -284,8 +293,11 @@ def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | 
     diff = diff_states(previous.state, state)
     materialized = {study: instance.get_materialized_partitions(key) for study, key in layout.roots.items()}
     existing = instance.get_dynamic_partitions(JUDGE_MODELS)
+    in_studies = [
+        key for study in layout.roots for key in instance.get_dynamic_partitions(study_partitions_name(study))
+    ]
     # Keys added by hand in the UI accept any text; one that is not a model name is never run.
-    invalid_keys = [key for key in existing if not is_valid_partition_key(key)]
+    invalid_keys = [key for key in dict.fromkeys([*existing, *in_studies]) if not is_valid_partition_key(key)]
     plan: WorkPlan = plan_registry_work(
         registry,
         diff,
@@ -303,18 +315,21 @@ def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | 
     _log_lines(context, lines)
     observations = _removed_observations(plan.removed, layout, materialized)
     cursor = SensorCursor(state=state, pending=still_pending).to_json()
-    return _sensor_result(requests, lines, plan.partitions_to_add, cursor, observations)
+    additions = study_partitions_requests(registry, instance, layout.roots)
+    return _sensor_result(requests, lines, plan.partitions_to_add, cursor, observations, additions)
 
 
 @dg.sensor(
     name="model_registry_sensor",
     description=(
-        "Watches the model registry: adds a judge_models partition per entry and requests the "
+        "Watches the model registry: adds a partition per entry (judge_models and its studies') and requests the "
         "studies' runs for new or changed entries; reports removed entries; skips invalid edits."
     ),
     minimum_interval_seconds=30,
     default_status=sensor_status(),
-    target=dg.AssetSelection.all(),
+    # Dagster's implicit asset job: it holds assets of different partitions definitions (one per
+    # study), which an anonymous job over AssetSelection.all() cannot; run requests select assets.
+    job_name=IMPLICIT_ASSET_JOB,
 )
 def model_registry_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
     """Watches the model registry; see :mod:`sensors.registry_sensor`."""

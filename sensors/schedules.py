@@ -26,7 +26,7 @@ from argassets.platform.partitions import JUDGE_MODELS
 from argassets.platform.registry import RegistryError, load_registry
 from sensors.registry_sensor import runnable_backends
 from sensors.run_tags import MODEL_TAG, STUDY_TAG, run_tags_for_entry
-from sensors.settings import schedule_status
+from sensors.settings import IMPLICIT_ASSET_JOB, schedule_status
 
 NIGHTLY_CRON = "0 3 * * *"
 ALL_PARTITIONS = "*"
@@ -221,7 +221,9 @@ def evaluate_nightly(context: dg.ScheduleEvaluationContext) -> list[dg.RunReques
     name="nightly_refresh_schedule",
     cron_schedule=NIGHTLY_CRON,
     execution_timezone="UTC",
-    target=dg.AssetSelection.all(),
+    # Dagster's implicit asset job: it holds assets of different partitions definitions (one per
+    # study), which an anonymous job over AssetSelection.all() cannot; run requests select assets.
+    job_name=IMPLICIT_ASSET_JOB,
     default_status=schedule_status(),
     description="Each night, materialise what is stale: model partitions behind their inputs, then reports.",
 )

@@ -23,3 +23,8 @@ def sensor_status() -> dg.DefaultSensorStatus:
 def schedule_status() -> dg.DefaultScheduleStatus:
     """The default status of the platform's schedules; a status set in the UI wins."""
     return dg.DefaultScheduleStatus.RUNNING if automation_enabled() else dg.DefaultScheduleStatus.STOPPED
+
+
+#: Dagster's implicit job over every asset (``dagster._core.definitions.assets.job.asset_job``):
+#: the one job that may hold assets with different partitions definitions, as the studies' are.
+IMPLICIT_ASSET_JOB = "__ASSET_JOB"

@@ -218,38 +218,38 @@ def _finish_report(report: pd.DataFrame, info: dict[str, ModelInfo]) -> pd.DataF
     return report[AGREEMENT_COLUMNS].reset_index(drop=True)
 
 
-def best_configuration(report: pd.DataFrame) -> tuple[str, str] | None:
-    """The (model, strategy) with the highest mean of r, rho and tau against the experts.
+#: The metric that ranks configurations ("best", the results page's headline): Cohen's kappa of
+#: the configuration's majority labels against the expert labels, on its ``mean`` row.
+HEADLINE_METRIC = "cohen_kappa"
 
-    Ranked on the ``mean`` rows, among the first non-empty tier of: non-baseline models with full
-    scope covering all three dimensions; any such complete configuration (baselines too); any
-    configuration with a defined mean (if no mean is defined at all: the first configuration by
-    name). Ties are broken by model and strategy name. Published rows (``kind = "published"``)
-    are never candidates.
+
+def best_configuration(
+    report: pd.DataFrame, metric: str = HEADLINE_METRIC, *, baselines: bool = False
+) -> tuple[str, str] | None:
+    """The (model, strategy) with the highest ``metric`` on its ``mean`` row, or ``None``.
+
+    Candidates are the non-baseline configurations (a word-counting or random baseline is never
+    "best"; ``baselines=True`` lets them in, for a reference when nothing else was judged) with a
+    defined ``metric``, preferring those with full scope covering all three dimensions. Ties are
+    broken by model and strategy name. Published rows (``kind = "published"``) are never candidates.
     """
     if "kind" in report.columns:
         report = report[report["kind"] != "published"]
-    if report.empty:
-        return None
     means = report[report["dimension"] == MEAN_DIMENSION].copy()
-    if "correlation_mean" not in means.columns:
-        means["correlation_mean"] = means[["pearson", "spearman", "kendall"]].mean(axis=1, skipna=False)
+    if not baselines and "is_baseline" in means.columns:
+        means = means[~means["is_baseline"].fillna(False).astype(bool)]
+    means = means[means[metric].notna()] if metric in means.columns else means.iloc[0:0]
+    if means.empty:
+        return None
     dims = report[report["dimension"] != MEAN_DIMENSION].groupby(["model", "strategy"])["dimension"].nunique()
-    means["n_dims"] = [dims.get((m, s), 0) for m, s in zip(means["model"], means["strategy"], strict=True)]
-    defined = means[means["correlation_mean"].notna()]
-    if defined.empty:
-        # No configuration has defined correlations (e.g. constant scores): fall back to names.
-        top = means.sort_values(["model", "strategy"]).iloc[0] if len(means) else None
-        return (str(top["model"]), str(top["strategy"])) if top is not None else None
-    means = defined
-    complete = means["n_dims"] == len(DIMENSIONS)
+    complete = pd.Series(
+        [dims.get((m, s), 0) == len(DIMENSIONS) for m, s in zip(means["model"], means["strategy"], strict=True)],
+        index=means.index,
+    )
     if "scope" in means.columns:
         complete &= means["scope"] == "full"
-    tiers = [complete, pd.Series(True, index=means.index)]
-    if "is_baseline" in means.columns:
-        tiers.insert(0, complete & ~means["is_baseline"].astype(bool))
-    pool = next(means[tier] for tier in tiers if tier.any())
-    pool = pool.sort_values(["correlation_mean", "model", "strategy"], ascending=[False, True, True])
+    pool = means[complete] if complete.any() else means
+    pool = pool.sort_values([metric, "model", "strategy"], ascending=[False, True, True])
     top = pool.iloc[0]
     return str(top["model"]), str(top["strategy"])
 

@@ -123,14 +123,18 @@ def plot_longer_share(report: pd.DataFrame) -> bytes:
             if is_baseline:
                 bar.set_hatch("//")
                 bar.set_color("tab:grey")
+        title = dimension
         if len(expert) and np.isfinite(expert.iloc[0]):
-            ax.axvline(float(expert.iloc[0]), color="tab:red", ls="--", label=f"experts {float(expert.iloc[0]):.2f}")
+            ax.axvline(float(expert.iloc[0]), color="tab:red", ls="--", label="experts, all comparisons")
+            title += f" (experts {float(expert.iloc[0]):.2f})"
         ax.axvline(0.5, color="black", ls=":", lw=0.8)
         ax.set_xlim(0, 1)
-        ax.set_title(dimension)
+        ax.set_title(title, fontsize=9)
         ax.set_xlabel("share to the longer argument")
         ax.set_yticks(positions, [f"{m} / {s}" for m, s in labels], fontsize=7)
-        ax.legend(fontsize=7, loc="lower right")
+    # One legend above the panels: inside a panel it covered the bars.
+    handles, names = axes[0, 0].get_legend_handles_labels()
     fig.suptitle("Decisive verdicts that go to the longer argument")
-    fig.tight_layout()
+    fig.legend(handles, names, loc="upper center", bbox_to_anchor=(0.5, 0.94), ncol=max(len(names), 1), fontsize=7)
+    fig.tight_layout(rect=(0, 0, 1, 0.9))
     return figure_png(fig)

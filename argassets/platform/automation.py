@@ -3,7 +3,7 @@
 Three conditions, attached by :func:`with_automation` to every asset downstream of a study's
 partitioned root (its ``StudyDefinition.root_asset``) that does not set its own:
 
-- assets partitioned by ``judge_models`` (per-model aggregates) get
+- assets partitioned by model (``models_<study>``; per-model aggregates) get
   :func:`partition_condition`: Dagster's ``eager()``, evaluated per partition, so a model's
   aggregates follow its judgments;
 - assets that are not partitioned (the reports over all models) get
@@ -11,7 +11,7 @@ partitioned root (its ``StudyDefinition.root_asset``) that does not set its own:
   run upstream is queued or in progress** (looked for up to :data:`UPSTREAM_DEPTH` levels up).
   When the registry sensor requests five model partitions at once, the reports therefore wait for
   all five and refresh once, not five times. Model partitions that never ran (e.g. GPU models on
-  a CPU machine) do not block them: missing ``judge_models`` partitions are ignored, missing
+  a CPU machine) do not block them: missing model partitions are ignored, missing
   unpartitioned inputs are not.
 
 The standalone assets (built from a study's inputs but not from its judgments, or from a resource
@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 import dagster as dg
 
-from argassets.platform.partitions import JUDGE_MODELS
+from argassets.platform.partitions import is_model_partitions
 from argassets.platform.study import studies
 
 #: How many levels above an unpartitioned report an in-progress run still holds it back.
@@ -49,8 +49,8 @@ def study_roots() -> dict[str, str]:
 
 
 def is_judge_partitioned(partitions_def: dg.PartitionsDefinition | None) -> bool:
-    """True for the ``judge_models`` dynamic partitions (by name, so copies compare equal)."""
-    return isinstance(partitions_def, dg.DynamicPartitionsDefinition) and partitions_def.name == JUDGE_MODELS
+    """True for the model partitions (a study's ``models_<study>`` or ``judge_models``)."""
+    return is_model_partitions(partitions_def)
 
 
 def partition_condition() -> dg.AutomationCondition:
@@ -74,7 +74,7 @@ def all_partitions_condition(
     Parameters
     ----------
     judge_partitioned
-        The assets partitioned by ``judge_models``; their missing partitions do not hold a
+        The assets partitioned by model; their missing partitions do not hold a
         refresh back.
     depth
         Levels of ancestors whose queued or running runs hold the refresh back.
@@ -101,12 +101,12 @@ class OperationsLayout:
     roots
         Study name to the key of its partitioned root asset (only studies present).
     partitioned_downstream
-        Study name to the ``judge_models``-partitioned assets downstream of its root (root
+        Study name to the model-partitioned assets downstream of its root (root
         excluded), in topological order; a run of one partition materialises root and these.
     unpartitioned_ancestors
         Study name to the materialisable unpartitioned assets upstream of its root.
     judge_partitioned
-        Every asset partitioned by ``judge_models``.
+        Every asset partitioned by model.
     reports
         Every unpartitioned asset downstream of a study root, in topological order, except those
         of :data:`MANUAL_KINDS`.

@@ -20,7 +20,7 @@ from argassets.argument_quality.judgments import (
     scope_prompts,
 )
 from argassets.argument_quality.scope import STUDY_NAME, ArgumentQualityScope
-from argassets.platform.partitions import judge_models_partitions
+from argassets.platform.partitions import study_partitions
 from argassets.platform.presentation import markdown_table
 from argassets.platform.resources.registry import ModelRegistryResource
 
@@ -91,7 +91,7 @@ class LabelValidityConfig(dg.Config):
     max_invalid_share: float | None = None
 
 
-@dg.asset_check(asset="aq_judgments", partitions_def=judge_models_partitions)
+@dg.asset_check(asset="aq_judgments", partitions_def=study_partitions(STUDY_NAME))
 def aq_judgments_label_validity(config: LabelValidityConfig, aq_judgments: pd.DataFrame) -> dg.AssetCheckResult:
     """Labels are only A/B/Tie (null exactly when invalid) and the invalid share stays below the bound."""
     bound = config.max_invalid_share
@@ -116,7 +116,7 @@ def aq_judgments_label_validity(config: LabelValidityConfig, aq_judgments: pd.Da
 
 @dg.asset_check(
     asset="aq_judgments",
-    partitions_def=judge_models_partitions,
+    partitions_def=study_partitions(STUDY_NAME),
     additional_ins={"aq_prompts": dg.AssetIn("aq_prompts")},
 )
 def aq_judgments_complete(

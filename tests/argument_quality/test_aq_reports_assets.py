@@ -16,13 +16,22 @@ import pandas as pd
 import pytest
 
 import asset_checks.argument_quality.reports as aq_checks
-from argassets.argument_quality.assets import aggregation, corpora, judgments, prompts, reports
+from argassets.argument_quality.assets import (
+    aggregation,
+    corpora,
+    judgments,
+    length_bias,
+    prompts,
+    reports,
+    results_page,
+)
 from argassets.platform.paths import SAMPLE_DATA_DIR
 from resources.corpora import WebisSourceResource
 from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.model_partitions import add_partitions
 
 UPSTREAM = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts]
 MINE = [
@@ -34,6 +43,8 @@ MINE = [
     reports.aq_variability_report,
     reports.aq_ensemble,
     reports.aq_position_bias,
+    length_bias.aq_length_bias,
+    results_page.aq_results_page,
 ]
 CHECKS = list(dg.load_asset_checks_from_modules([aq_checks]))
 REPORT_TABLES = [
@@ -99,7 +110,7 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory, upstream_db: Path):
     mp = pytest.MonkeyPatch()
     mp.setenv("ARGASSETS_DUCKDB", str(database))
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", [*ENTRIES, "never-run"])
+        add_partitions(instance, [*ENTRIES, "never-run"])
         for name in ENTRIES:
             assert dg.materialize(
                 [judgments.aq_judgments, *UPSTREAM],
@@ -166,12 +177,14 @@ def test_agreement_report_table_and_metadata(sample_run):
     report = read(sample_run["database"], "aq_agreement_report")
     configurations = report[report["dimension"] != "mean"]
     assert len(configurations) == 3 * 3 * 3 + 1  # three full judges, and the scoped one
-    assert report["is_best"].sum() == 4
+    assert report["is_best"].sum() == 0  # only baselines were judged: none is "best"
     retired = report[report["model"] == "retired"]
     assert len(retired) == 12 and not retired["in_registry"].any() and retired["is_baseline"].all()
     assert (report.loc[report["model"] == "scoped", "scope"] != "full").all()
     meta = metadata(sample_run["result"], "aq_agreement_report")
-    assert meta["best_configuration"].startswith("longer-pb / ")
+    assert meta["best_configuration"].startswith("none") and meta["best_by"].startswith(
+        "cohen_kappa against the experts"
+    )
     assert "| model" in meta["report"] and "not in registry" in meta["report"]
     assert meta["plot_aq_agreement_heatmap"].startswith("![agreement heat map](data:image/png;base64,")
     heat = Path(meta["plot_aq_agreement_heatmap_path"])
@@ -188,6 +201,8 @@ def test_agreement_report_table_and_metadata(sample_run):
 def test_other_reports(sample_run):
     database = sample_run["database"]
     cross = read(database, "aq_cross_model_report")
+    # The cross-model report still needs a reference: the best baseline by the same metric.
+    assert metadata(sample_run["result"], "aq_cross_model_report")["reference_configuration"].startswith("longer-pb / ")
     assert len(cross) == len(read(database, "aq_agreement_report"))
     variability = read(database, "aq_variability_report")
     longer = variability[variability["model"] == "longer-pb"]
@@ -205,6 +220,19 @@ def test_other_reports(sample_run):
     assert set(bias.loc[~bias["measured"], "model"]) == {"random", "scoped", "retired"}
     for asset in ("aq_cross_model_report", "aq_variability_report", "aq_ensemble", "aq_position_bias"):
         assert "| model" in metadata(sample_run["result"], asset)["report"]
+
+
+def test_results_page_is_written_and_linked_from_the_reports(sample_run):
+    meta = metadata(sample_run["result"], "aq_results_page")
+    page = Path(meta["results_page"])
+    assert page == sample_run["folder"] / "reports" / "aq_results.html" and meta["open"] == page.as_uri()
+    text = page.read_text(encoding="utf-8")
+    assert meta["size_bytes"] == len(text.encode("utf-8"))
+    # Self-contained: Plotly inlined, no script or stylesheet from elsewhere.
+    assert "<script src" not in text and "<link" not in text and "Plotly" in text
+    assert "Ranked by <b>cohen_kappa</b>" in text and 'class="badge best"' not in text  # only baselines judged
+    for report in ("aq_agreement_report", "aq_length_bias"):
+        assert metadata(sample_run["result"], report)["results_page"] == str(page)
 
 
 def test_bt_check_fails_and_names_components_when_a_graph_is_split(tmp_path: Path):

@@ -103,10 +103,16 @@ def test_best_configuration_is_marked_and_prefers_registry_non_baselines(judged)
     assert best is not None and best[0] == "sharp"
     assert set(report.loc[report["is_best"], "model"]) == {"sharp"}
     assert report["is_best"].sum() == 4
-    # A baseline is never preferred over a full-scope non-baseline, even with better numbers.
+    # A baseline is never "best", even with better numbers; with only baselines there is no best.
     boosted = report.copy()
-    boosted.loc[boosted["model"] == "coin", "correlation_mean"] = 1.0
+    boosted.loc[boosted["model"] == "coin", "cohen_kappa"] = 1.0
     assert best_configuration(boosted)[0] == "sharp"
+    baselines_only = boosted[boosted["is_baseline"].astype(bool)]
+    assert best_configuration(baselines_only) is None
+    assert best_configuration(baselines_only, baselines=True)[0] == "coin"
+    # Ranked by the declared metric: another metric can choose another configuration.
+    boosted.loc[(boosted["model"] == "biased") & (boosted["strategy"] == "few"), "pearson"] = 1.0
+    assert best_configuration(boosted, "pearson") == ("biased", "few")
 
 
 def test_flags_label_baselines_and_models_removed_from_the_registry(judged):

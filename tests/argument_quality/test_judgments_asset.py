@@ -23,6 +23,7 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 
 REGISTRY = """
@@ -125,7 +126,7 @@ def env(tmp_path: Path, upstream_db: Path):
     registry = tmp_path / "models.toml"
     registry.write_text(REGISTRY.replace("{import_path}", str(import_path)))
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", PARTITIONS)
+        add_partitions(instance, PARTITIONS)
         yield {
             "database": database,
             "registry": registry,

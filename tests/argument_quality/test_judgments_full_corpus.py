@@ -16,6 +16,7 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.model_partitions import add_partitions
 
 FULL_ITEMS = 13952 * 3 * 3  # comparisons per dimension x dimensions x strategies
 
@@ -46,7 +47,7 @@ def test_full_corpus_baseline_partition(tmp_path: Path, shared_data_dir: Path, m
         checks.webis_expert_comparisons_connected,
     ]
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", ["longer-wins"])
+        add_partitions(instance, ["longer-wins"])
         first = dg.materialize([*upstream, *corpus_checks], resources=resources, instance=instance)
         assert all(e.passed for e in first.get_asset_check_evaluations())
         assert len(first.get_asset_check_evaluations()) == 3

@@ -16,6 +16,7 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.model_partitions import add_partitions
 
 pytestmark = pytest.mark.llm
 
@@ -44,7 +45,7 @@ def test_smollm2_partition(tmp_path: Path):
     }
     upstream = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts]
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", ["smollm2-135m"])
+        add_partitions(instance, ["smollm2-135m"])
         assert dg.materialize(upstream, resources=resources, instance=instance).success
         selection = dg.AssetSelection.assets(judgments.aq_judgments)
         assets = [judgments.aq_judgments, *upstream, checks.aq_judgments_complete, checks.aq_judgments_label_validity]

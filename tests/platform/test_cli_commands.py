@@ -38,6 +38,9 @@ def test_sync_adds_missing_partitions_and_never_deletes() -> None:
         result = cli.sync_partitions(instance, REG)
         assert result == {"added": ["a", "c"], "present": ["b"], "not_in_registry": ["old-model"]}
         assert instance.get_dynamic_partitions("judge_models") == ["old-model", "b", "a", "c"]
+        # Each study's own partitions: its entries only (b was there before the study definitions).
+        assert instance.get_dynamic_partitions("models_argument_quality") == ["a", "b"]
+        assert instance.get_dynamic_partitions("models_political") == ["c"]
         assert cli.sync_partitions(instance, REG)["added"] == []
         dry = cli.sync_partitions(
             instance,
@@ -45,6 +48,7 @@ def test_sync_adds_missing_partitions_and_never_deletes() -> None:
             dry_run=True,
         )
         assert dry["added"] == ["d"] and "d" not in instance.get_dynamic_partitions("judge_models")
+        assert "d" not in instance.get_dynamic_partitions("models_political")
 
 
 def _args(**kwargs) -> argparse.Namespace:
@@ -170,3 +174,11 @@ def test_run_default_without_published_data_runs_study_a_on_the_embedded_sample(
     graph = cli.Executor(instance).repo_def.asset_graph
     unevaluated = unevaluated_checks(instance, graph, operations_layout(graph), left_out={"political"})
     assert unevaluated == {}, unevaluated
+
+
+def test_with_reports_refreshes_only_the_studies_the_models_take_part_in() -> None:
+    both = ["argument_quality", "political"]
+    assert cli.studies_taken_part_in(REG, ["a"], None, both) == ["argument_quality"]
+    assert cli.studies_taken_part_in(REG, ["a", "c"], None, both) == ["argument_quality", "political"]
+    assert cli.studies_taken_part_in(REG, ["a", "c"], ["political"], both) == ["political"]
+    assert cli.studies_taken_part_in(REG, ["c"], None, ["argument_quality"]) == []  # no Study B assets here

@@ -32,6 +32,7 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 
 SCOPE = 'scope = { topics = [1], dimensions = ["logic"], strategies = ["zero"], max_comparisons = 6 }'
@@ -107,7 +108,7 @@ class ScriptedJudgeResource(JudgeResource):
 def _materialize(tmp_path: Path, database: Path, registry: str, judge: JudgeResource | None = None) -> dict:
     (tmp_path / "models.toml").write_text(registry, encoding="utf-8")
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", ["m"])
+        add_partitions(instance, ["m"])
         result = dg.materialize(
             [judgments.aq_judgments, *UPSTREAM],
             selection=dg.AssetSelection.assets(judgments.aq_judgments),

@@ -35,6 +35,7 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 
 SAMPLING = SamplingParams(1.0, seed=0)
@@ -359,7 +360,7 @@ def _materialize(tmp_path: Path, database: Path, cache: str, succeeds: bool = Tr
     without an answer, and only then (issue 21, part 6)."""
     (tmp_path / "models.toml").write_text(REGISTRY, encoding="utf-8")
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", ["m"])
+        add_partitions(instance, ["m"])
         result = dg.materialize(
             [judgments.aq_judgments, *UPSTREAM],
             selection=dg.AssetSelection.assets(judgments.aq_judgments),

@@ -25,6 +25,7 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 
 MODELS = ("random", "longer-wins")
@@ -78,7 +79,7 @@ def test_majority_votes_fail_naming_a_materialised_partition_whose_rows_are_gone
     (tmp_path / "models.toml").write_text(REGISTRY, encoding="utf-8")
     resources = _resources(tmp_path, database)
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", list(MODELS))
+        add_partitions(instance, list(MODELS))
         for name in MODELS:
             assert dg.materialize(
                 [judgments.aq_judgments, *UPSTREAM],
@@ -142,7 +143,7 @@ def test_political_model_stats_fail_naming_a_partition_not_read_as_recorded(tmp_
     database = tmp_path / "argassets.duckdb"
     resources = {"io_manager": duckdb_io_manager(str(database))}
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", list(MODELS))
+        add_partitions(instance, list(MODELS))
         for name in MODELS:
             assert dg.materialize(
                 [stand_in_predictions], resources=resources, instance=instance, partition_key=name

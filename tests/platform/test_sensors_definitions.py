@@ -84,7 +84,9 @@ def test_every_checked_asset_is_run_by_run_default_and_by_automation(graph) -> N
 
 def test_study_jobs_tag_each_partition_with_its_gpus() -> None:
     job = defs.resolve_job_def("aq_judgments_job")
-    assert job.partitions_def is not None and job.partitions_def.name == "judge_models"
+    # The study's own model partitions: its partition list holds only the models taking part in it.
+    assert job.partitions_def is not None and job.partitions_def.name == "models_argument_quality"
+    assert defs.resolve_job_def("political_predictions_job").partitions_def.name == "models_political"
     tags = job.partitioned_config.get_tags_for_partition_key("llama-3.3-70b-instruct")
     assert tags["argassets/gpus"] == "4" and tags["argassets/pool"] == "gpu"
     assert json.loads(tags["dagster-k8s/config"])["container_config"]["resources"]["limits"] == {"nvidia.com/gpu": "4"}

@@ -108,7 +108,10 @@ def test_registering_a_baseline_judges_it_and_refreshes_the_reports_once(setup) 
     # The researcher registers a second judge.
     registry.write_text(ONE_BASELINE + NEW_BASELINE, encoding="utf-8")
     added = _tick(defs, instance, second.cursor)
-    assert [r.partition_keys for r in added.dynamic_partitions_requests] == [["random"]]
+    assert [(r.partitions_def_name, r.partition_keys) for r in added.dynamic_partitions_requests] == [
+        ("judge_models", ["random"]),
+        ("models_argument_quality", ["random"]),
+    ]
     assert instance.get_dynamic_partitions("judge_models") == ["longer-wins", "random"]
     [request] = added.run_requests
     assert request.partition_key == "random"

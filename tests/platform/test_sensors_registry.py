@@ -18,7 +18,7 @@ import pytest
 from dagster._core.storage.dagster_run import DagsterRunStatus
 
 from argassets.platform.automation import with_automation
-from argassets.platform.partitions import JUDGE_MODELS, PARTITION_METADATA, judge_models_partitions
+from argassets.platform.partitions import JUDGE_MODELS, PARTITION_METADATA, judge_models_partitions, study_partitions
 from resources.storage import duckdb_io_manager
 from sensors.registry_sensor import model_registry_sensor
 from sensors.run_tags import GPUS_TAG, K8S_CONFIG_TAG, POOL_TAG
@@ -35,7 +35,7 @@ def stub_corpus() -> pd.DataFrame:
 
 @dg.asset(
     group_name="judgments",
-    partitions_def=judge_models_partitions,
+    partitions_def=study_partitions("argument_quality"),
     metadata=PARTITION_METADATA,
     kinds={"pandas", "duckdb"},
 )
@@ -46,7 +46,7 @@ def aq_judgments(context: dg.AssetExecutionContext, stub_corpus: pd.DataFrame) -
 
 @dg.asset(
     group_name="aggregation",
-    partitions_def=judge_models_partitions,
+    partitions_def=study_partitions("argument_quality"),
     metadata=PARTITION_METADATA,
     kinds={"pandas", "duckdb"},
 )
@@ -69,7 +69,7 @@ def stub_kb() -> pd.DataFrame:
 
 @dg.asset(
     group_name="judgments",
-    partitions_def=judge_models_partitions,
+    partitions_def=study_partitions("political"),
     metadata=PARTITION_METADATA,
     kinds={"pandas", "duckdb"},
 )
@@ -239,8 +239,14 @@ def test_first_tick_adds_every_partition_and_requests_study_inputs_before_partit
     h.write(BASELINES)
     first = h.tick()
     assert isinstance(first, dg.SensorResult)
-    assert [r.partition_keys for r in first.dynamic_partitions_requests] == [["longer-wins", "random"]]
+    # Every entry in judge_models, and in the partitions of each study it takes part in only.
+    assert {r.partitions_def_name: list(r.partition_keys) for r in first.dynamic_partitions_requests} == {
+        "judge_models": ["longer-wins", "random"],
+        "models_argument_quality": ["longer-wins", "random"],
+        "models_political": ["random"],
+    }
     assert h.partitions() == ["longer-wins", "random"]
+    assert h.instance.get_dynamic_partitions("models_political") == ["random"]
     # Empty instance: the unpartitioned inputs of both studies come first, in one run.
     assert len(first.run_requests) == 1
     assert first.run_requests[0].partition_key is None
@@ -294,7 +300,10 @@ def test_new_entry_is_judged_and_every_report_refreshes_once(harness: Harness) -
     h.write(BASELINES + IMPORTED)
     result = h.tick()
     assert isinstance(result, dg.SensorResult)
-    assert [r.partition_keys for r in result.dynamic_partitions_requests] == [["gpt-4o-import"]]
+    assert {r.partitions_def_name: list(r.partition_keys) for r in result.dynamic_partitions_requests} == {
+        "judge_models": ["gpt-4o-import"],
+        "models_political": ["gpt-4o-import"],
+    }
     assert "gpt-4o-import" in h.partitions()
     assert [(r.partition_key, _selection(r)) for r in result.run_requests] == [
         ("gpt-4o-import", ["political_predictions"])
@@ -397,6 +406,10 @@ def test_partition_keys_added_by_hand_are_reported_and_never_run(harness: Harnes
     assert "invalid partition keys (not model names; added by hand?), never run: \"it's mine\", 'Bad Name'" in message
     assert "removed from the registry" not in message
     assert "it's mine" not in json.loads(result.cursor)["state"].get("retired", {})
+    # The UI adds a partition to the asset's own definition: reported the same way.
+    h.instance.add_dynamic_partitions("models_political", ["typo key"])
+    again = h.tick()
+    assert not again.run_requests and "'typo key'" in again.skip_reason.skip_message
 
 
 def test_invalid_registry_edit_skips_naming_entry_and_field_and_keeps_last_valid_state(harness: Harness) -> None:

@@ -34,6 +34,7 @@ from resources.storage import (
     read_stored_table,
     table_io_manager,
 )
+from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 
 N_WRITERS = 8
@@ -149,7 +150,7 @@ def test_parquet_and_duckdb_storage_give_the_same_tables(folder: Path, monkeypat
         ("parquet", parquet_io_manager(str(folder / "pq"))),
     ):
         with dg.instance_for_test() as instance:
-            instance.add_dynamic_partitions("judge_models", WRITERS[:2])
+            add_partitions(instance, WRITERS[:2])
             assert dg.materialize(UPSTREAM, resources=_resources(manager, folder), instance=instance).success
             for partition in WRITERS[:2]:
                 _materialise_partition(manager, folder, partition, instance)
@@ -178,7 +179,7 @@ def test_a_partition_key_with_a_quote_breaks_no_report(storage: str, folder: Pat
         duckdb_io_manager(str(folder / "t.duckdb")) if storage == "duckdb" else parquet_io_manager(str(folder / "pq"))
     )
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", [WRITERS[0], "it's mine", "a'); DROP TABLE aq_judgments; --"])
+        add_partitions(instance, [WRITERS[0], "it's mine", "a'); DROP TABLE aq_judgments; --"])
         assert dg.materialize(UPSTREAM, resources=_resources(manager, folder), instance=instance).success
         _materialise_partition(manager, folder, WRITERS[0], instance)
         bad = dg.materialize(
@@ -203,7 +204,7 @@ def _writer(folder: str, partition: str, go: str) -> None:
     root = Path(folder)
     os.environ[TABLES_ENV_VAR] = str(root / "tables")
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", WRITERS)
+        add_partitions(instance, WRITERS)
         (root / f"ready-{partition}").touch()
         while not os.path.exists(go):
             time.sleep(0.01)
@@ -217,7 +218,7 @@ def _reader(folder: str, go: str) -> None:
     os.environ[TABLES_ENV_VAR] = str(root / "tables")
     seen = []
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", WRITERS)
+        add_partitions(instance, WRITERS)
         manager = table_io_manager(str(root / "unused.duckdb"))
         (root / "ready-reader").touch()
         while not os.path.exists(go):

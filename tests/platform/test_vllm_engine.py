@@ -50,6 +50,7 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.model_partitions import add_partitions
 from tests.vllm_fixtures import ENTRY, SharedEngineJudgeResource
 
 pytestmark = pytest.mark.vllm_engine
@@ -158,7 +159,7 @@ def test_aq_judgments_partition_in_both_orders(vllm_engine: VLLMJudge, vllm_entr
     }
     everything = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts, judgments.aq_judgments]
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", [ENTRY])
+        add_partitions(instance, [ENTRY])
         upstream = dg.materialize(
             everything,
             selection=dg.AssetSelection.assets(*everything[:-1]),
@@ -224,7 +225,7 @@ def test_political_predictions_partition(
         prediction_assets.political_predictions,
     ]
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", [ENTRY])
+        add_partitions(instance, [ENTRY])
         assert dg.materialize(
             everything, selection=dg.AssetSelection.assets(*everything[:-1]), resources=resources, instance=instance
         ).success

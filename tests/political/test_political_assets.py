@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from argassets.platform.judging import SamplingParams
-from argassets.political.assets import ensembles, prompts, validation
+from argassets.political.assets import ensembles, prompts, results_page, validation
 from argassets.political.assets import predictions as prediction_assets
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
 from argassets.political.model_stats import scores_from_json
@@ -24,6 +24,7 @@ from resources.data import PublishedDataResource
 from resources.judges import JudgeResource, JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
+from tests.model_partitions import add_partitions
 
 GPT4O = "gpt_4o_2024_08_06"
 #: How far the published import's validation rows may be from the study file's (see the test).
@@ -145,6 +146,7 @@ REPORTS = [
     validation.political_pairwise_validation,
     validation.political_human_agreement,
     validation.political_pairwise_connections,
+    results_page.political_results_page,
 ]
 CHECKS = [
     political_checks.political_scores_in_range,
@@ -157,7 +159,7 @@ CHECKS = [
 def test_political_pipeline_end_to_end(kb_arguments, registry_file, duckdb_path, tmp_path):
     instance = dg.DagsterInstance.ephemeral()
     partitions = ["random", "mirror", "published-gpt4o", "longer-wins"]
-    instance.add_dynamic_partitions("judge_models", partitions)
+    add_partitions(instance, partitions)
     resources = _resources(duckdb_path, tmp_path)
     everything = [_kb_stand_in(kb_arguments), *UPSTREAM, *PER_PARTITION, *REPORTS]
 
@@ -252,10 +254,13 @@ def test_political_pipeline_end_to_end(kb_arguments, registry_file, duckdb_path,
             pairwise.loc[("mirror", subset), metrics].to_numpy(dtype=float),
             pairwise.loc[(f"published:{GPT4O}", subset), metrics].to_numpy(dtype=float),
         )
-    assert {"human:left", "human:right", "baseline:random", "baseline:worst", "E1", "published:ensemble3"} <= {
+    assert {"human:left", "human:right", "baseline:all-equal", "baseline:worst", "E1", "published:ensemble3"} <= {
         s for s, _ in pairwise.index
     }
     assert pairwise.loc[("published:ensemble3", "all"), "alpha_ordinal"] > 0.6
+    # The results page names the imported GPT-4o once, under its registry name.
+    page = (duckdb_path.parent / "reports" / "political_results.html").read_text(encoding="utf-8")
+    assert 'data-v="published-gpt4o"' in page and f"published:{GPT4O}" not in page
 
     pointwise = _read(duckdb_path, "political_pointwise_validation").set_index(["system", "partition"])
     cols = ["macro_f1", "micro_f1", "precision", "recall", "balanced_accuracy", "alpha_nominal", "n"]
@@ -328,13 +333,14 @@ def test_definitions_hold_the_political_assets_and_checks():
         "political_pairwise_validation": "reports",
         "political_human_agreement": "reports",
         "political_pairwise_connections": "reports",
+        "political_results_page": "reports",
     }
     for name, group in groups.items():
         node = graph.get(dg.AssetKey(name))
         assert node.group_name == group, name
         assert node.description, name
     predictions = graph.get(dg.AssetKey("political_predictions"))
-    assert predictions.partitions_def.name == "judge_models"
+    assert predictions.partitions_def.name == "models_political"
     assert dg.AssetKey("political_kb_arguments") in graph.get(dg.AssetKey("political_prompts")).parent_keys
     check_names = {key.name for key in graph.asset_check_keys}
     assert {

@@ -1,5 +1,13 @@
 """Study A's assets, by stage: corpora, prompts, judgments, aggregation, reports (length bias among them)."""
 
-from argassets.argument_quality.assets import aggregation, corpora, judgments, length_bias, prompts, reports
+from argassets.argument_quality.assets import (
+    aggregation,
+    corpora,
+    judgments,
+    length_bias,
+    prompts,
+    reports,
+    results_page,
+)
 
-ASSET_MODULES = [corpora, prompts, judgments, aggregation, reports, length_bias]
+ASSET_MODULES = [corpora, prompts, judgments, aggregation, reports, length_bias, results_page]

@@ -20,7 +20,7 @@ from argassets.platform.partition_judging import (
     non_answer_failure,
     outside_study,
 )
-from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions, model_partition_key
+from argassets.platform.partitions import PARTITION_METADATA, model_partition_key, study_partitions
 from argassets.platform.presentation import markdown_table
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
@@ -44,7 +44,7 @@ def label_summary_markdown(table: pd.DataFrame) -> str:
 
 
 @dg.asset(
-    partitions_def=judge_models_partitions,
+    partitions_def=study_partitions(STUDY_NAME),
     metadata=PARTITION_METADATA,
     group_name="judgments",
     kinds={"duckdb", "pandas"},

@@ -5,7 +5,7 @@ from typing import Any, Literal
 import dagster as dg
 import pandas as pd
 
-from argassets.argument_quality.assets.reports import _info, _png_metadata, reports_folder
+from argassets.argument_quality.assets.reports import _info, _png_metadata, reports_folder, results_page_path
 from argassets.argument_quality.bt_scores import published_scores
 from argassets.argument_quality.length_bias_report import ALL_DIMENSIONS, KIND_REFERENCE, length_bias_report
 from argassets.argument_quality.plots import plot_longer_share
@@ -79,6 +79,7 @@ def aq_length_bias(
         ),
         "length_strata": dg.MetadataValue.md(markdown_table(edges)),
         "settings": f"{config.n_strata} strata, ridge {config.ridge}, ties {config.ties}",
+        "results_page": dg.MetadataValue.path(str(results_page_path(config.reports_dir))),
     }
     if len(report):
         folder = reports_folder(config.reports_dir)

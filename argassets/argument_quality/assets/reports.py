@@ -7,6 +7,7 @@ import dagster as dg
 import pandas as pd
 
 from argassets.argument_quality.agreement_reports import (
+    HEADLINE_METRIC,
     agreement_report,
     best_configuration,
     cross_model_report,
@@ -33,6 +34,8 @@ from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.registry import ModelRegistryResource
 
 CONFIG_KEYS = ["model", "strategy", "dimension"]
+#: How "best" is chosen, as the metadata and the results page say it.
+BEST_BY = f"{HEADLINE_METRIC} against the experts (mean over dimensions), non-baseline configurations only"
 
 
 def reports_folder(explicit: str | None = None) -> Path:
@@ -40,6 +43,15 @@ def reports_folder(explicit: str | None = None) -> Path:
     folder = Path(explicit) if explicit else resolve_duckdb_path().parent / "reports"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+#: File name of Study A's results page (asset ``aq_results_page``) in the reports folder.
+RESULTS_PAGE = "aq_results.html"
+
+
+def results_page_path(explicit: str | None = None) -> Path:
+    """Where Study A's results page is written, so every report can link to it."""
+    return reports_folder(explicit) / RESULTS_PAGE
 
 
 def _info(registry: ModelRegistryResource, majority: pd.DataFrame) -> dict[str, ModelInfo]:
@@ -166,7 +178,9 @@ def aq_agreement_report(
         "reference": config.reference,
         "configurations": int((measured["dimension"] != MEAN_DIMENSION).sum()),
         "published_rows": int((report["kind"] == "published").sum()),
-        "best_configuration": f"{best[0]} / {best[1]}" if best else "none",
+        "best_configuration": f"{best[0]} / {best[1]}" if best else "none (no non-baseline configuration)",
+        "best_by": BEST_BY,
+        "results_page": dg.MetadataValue.path(str(results_page_path(config.reports_dir))),
         "report": dg.MetadataValue.md(_report_markdown(report)),
         "reproduction": dg.MetadataValue.md(reproduction_markdown(reproduction, config.confidence)),
     }
@@ -179,7 +193,7 @@ def aq_agreement_report(
         top = report[
             (report["model"] == best[0]) & (report["strategy"] == best[1]) & (report["dimension"] == MEAN_DIMENSION)
         ]
-        metadata["best_correlation_mean"] = float(top["correlation_mean"].iloc[0])
+        metadata[f"best_{HEADLINE_METRIC}_mean"] = float(top[HEADLINE_METRIC].iloc[0])
     if len(report):
         metadata.update(
             _png_metadata(folder, "aq_agreement_heatmap", plot_agreement_heatmap(report), "agreement heat map")
@@ -213,7 +227,7 @@ def aq_cross_model_report(
     aq_agreement_report: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
     """Every configuration against the best one (same metrics, shared arguments and comparisons), beside the paper's."""
-    best = best_configuration(aq_agreement_report)
+    best = best_configuration(aq_agreement_report) or best_configuration(aq_agreement_report, baselines=True)
     measured = cross_model_report(aq_bt_scores, aq_majority_votes, best, _info(registry, aq_majority_votes))
     published = published_table(context, data, "best")
     mapped = {name: paper for paper, name in published_model_names(registry.load()).items()}
@@ -222,7 +236,8 @@ def aq_cross_model_report(
         report,
         metadata={
             "dagster/row_count": len(report),
-            "best_configuration": f"{best[0]} / {best[1]}" if best else "none",
+            "reference_configuration": f"{best[0]} / {best[1]}" if best else "none",
+            "reference_by": f"{BEST_BY}; a baseline when no other configuration was judged",
             "published_rows": int((report["kind"] == "published").sum()),
             "published_best_configuration": f"published:{PUBLISHED_BEST[0]} / {PUBLISHED_BEST[1]}",
             "report": dg.MetadataValue.md(_report_markdown(report)),

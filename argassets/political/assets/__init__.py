@@ -6,8 +6,9 @@ from argassets.political.assets import (
     knowledge_base,
     predictions,
     prompts,
+    results_page,
     retrieval,
     validation,
 )
 
-ASSET_MODULES = [knowledge_base, prompts, predictions, ensembles, validation, kb_analysis, retrieval]
+ASSET_MODULES = [knowledge_base, prompts, predictions, ensembles, validation, results_page, kb_analysis, retrieval]

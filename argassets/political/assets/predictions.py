@@ -6,7 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from argassets.platform.partition_judging import judge_partition, judging_metadata, non_answer_failure, outside_study
-from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions, model_partition_key
+from argassets.platform.partitions import PARTITION_METADATA, model_partition_key, study_partitions
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
@@ -25,7 +25,7 @@ from argassets.political.scope import STUDY_NAME, PoliticalScope
 
 
 @dg.asset(
-    partitions_def=judge_models_partitions,
+    partitions_def=study_partitions(STUDY_NAME),
     metadata=PARTITION_METADATA,
     group_name="judgments",
     kinds={"duckdb", "pandas"},

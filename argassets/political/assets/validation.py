@@ -15,6 +15,7 @@ from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.political.assets.common import _kind, _storable
 from argassets.political.assets.ensembles import counts_of, ensemble_table
 from argassets.political.assets.prompts import HUMAN_DIR
+from argassets.political.assets.results_page import results_page_path
 from argassets.political.ensembles import ENSEMBLES
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
 from argassets.political.validation.alpha_conventions import paper_comparison
@@ -120,6 +121,7 @@ def political_pairwise_validation(
             "all_pairs": dg.MetadataValue.md(markdown_table(shown.drop(columns=["subset"]))),
             "by_subset": dg.MetadataValue.md(markdown_table(report.sort_values(["subset", "system"]))),
             "macro_f1_vs_alpha": dg.MetadataValue.md(png_markdown(png, "macro-F1 vs ordinal alpha per subset")),
+            "results_page": dg.MetadataValue.path(str(results_page_path())),
         },
     )
 
@@ -240,5 +242,6 @@ def political_pointwise_validation(
             ),
             "agreement": dg.MetadataValue.md(markdown_table(paper_comparison(report))),
             "by_partition": dg.MetadataValue.md(markdown_table(report.sort_values(["partition", "system"]))),
+            "results_page": dg.MetadataValue.path(str(results_page_path())),
         },
     )

@@ -122,7 +122,7 @@ def evaluate_pairwise(
         :data:`PAIRWISE_COLUMNS`: per system and subset ``d_footrule``, ``d_tau``,
         ``alpha_ordinal``, ``macro_f1`` and ``n_pairs``; context rows ``human:left``,
         ``human:right`` (each framing's ranking vs the aggregate; F1 with 3 votes per pair),
-        ``baseline:random`` (all strengths equal) and ``baseline:worst`` (human strengths negated).
+        ``baseline:all-equal`` (all strengths equal) and ``baseline:worst`` (human strengths negated).
     """
     rows: list[tuple[Any, ...]] = []
     histograms = {
@@ -157,7 +157,7 @@ def evaluate_pairwise(
             matrix = design.human[framing] * mask
             rows.append(row(f"human:{framing}", "human", bt_strengths(matrix), matrix_predictions(matrix, pairs), n))
         flat = np.zeros(n)
-        rows.append(row("baseline:random", "baseline", flat, strength_predictions(flat, pairs), n))
+        rows.append(row("baseline:all-equal", "baseline", flat, strength_predictions(flat, pairs), n))
         worst = -human_strengths
         rows.append(row("baseline:worst", "baseline", worst, strength_predictions(worst, pairs), n))
     return pd.DataFrame(rows, columns=PAIRWISE_COLUMNS)

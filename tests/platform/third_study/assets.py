@@ -6,7 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from argassets.platform.partition_judging import judge_partition, judging_metadata, outside_study
-from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions, model_partition_key
+from argassets.platform.partitions import PARTITION_METADATA, model_partition_key, study_partitions
 from argassets.platform.presentation import markdown_table
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
@@ -29,7 +29,7 @@ def persuasion_pairs(persuasion_texts: pd.DataFrame) -> pd.DataFrame:
 
 
 @dg.asset(
-    partitions_def=judge_models_partitions,
+    partitions_def=study_partitions(science.STUDY_NAME),
     metadata=PARTITION_METADATA,
     group_name=GROUP,
     kinds={"pandas"},

@@ -28,6 +28,7 @@ from resources.build import build_resources
 from sensors.jobs import build_study_jobs
 from sensors.layout import code_location_layout
 from sensors.run_tags import MODEL_TAG, STUDY_TAG
+from tests.model_partitions import add_partitions
 from tests.platform.third_study import assets, checks
 from tests.platform.third_study.corpus import EXPERTS_PREFER_LONGER, TOPICS, synthetic_pairs, synthetic_texts
 from tests.platform.third_study.science import N_RUNS, PersuasionScope, disconnected_topics
@@ -82,7 +83,7 @@ def materialised(persuasion: StudyDefinition, tmp_path_factory: pytest.TempPathF
         "io_manager": duckdb_io_manager(str(database)),
     }
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", [e.name for e in load_registry(registry).models])
+        add_partitions(instance, [e.name for e in load_registry(registry).models])
 
         def run(selection: list[str], partition_key: str | None = None) -> dg.ExecuteInProcessResult:
             return dg.materialize(
@@ -154,7 +155,7 @@ def test_the_code_location_assembled_after_registering_runs_the_study_job(
         )
         job = defs.resolve_job_def("persuasion_judgments_job")
         with dg.instance_for_test() as instance:
-            instance.add_dynamic_partitions("judge_models", ["longer"])
+            add_partitions(instance, ["longer"])
             corpus = defs.resolve_implicit_global_asset_job_def().execute_in_process(
                 asset_selection=[dg.AssetKey(name) for name in CORPUS], instance=instance
             )
@@ -240,7 +241,7 @@ def test_the_failed_check_blocks_the_judgments(persuasion: StudyDefinition, tmp_
     registry = tmp_path / "models.toml"
     registry.write_text(REGISTRY)
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", ["longer"])
+        add_partitions(instance, ["longer"])
         result = dg.materialize(
             [assets.persuasion_texts, cut_pairs, checks.persuasion_pairs_connected, assets.persuasion_judgments],
             partition_key="longer",

@@ -1,0 +1,31 @@
+"""Asset: Study A's results page, one self-contained HTML file in the ``reports`` group."""
+
+import dagster as dg
+import pandas as pd
+
+from argassets.argument_quality.assets.reports import BEST_BY, results_page_path
+from argassets.argument_quality.results_page import aq_page_html
+from argassets.platform.results_page import write_page
+
+
+class ResultsPageConfig(dg.Config):
+    """Where the page goes."""
+
+    #: Folder of the HTML file (default: ``reports/`` beside the DuckDB file).
+    reports_dir: str | None = None
+
+
+@dg.asset(group_name="reports", kinds={"html", "plotly"})
+def aq_results_page(
+    config: ResultsPageConfig, aq_agreement_report: pd.DataFrame, aq_length_bias: pd.DataFrame
+) -> dg.MaterializeResult:
+    """Study A's results in one HTML file that opens offline: sortable leaderboards, verdicts, interactive plots."""
+    text = aq_page_html(aq_agreement_report, aq_length_bias, BEST_BY)
+    path = write_page(results_page_path(config.reports_dir), text)
+    return dg.MaterializeResult(
+        metadata={
+            "results_page": dg.MetadataValue.path(str(path)),
+            "open": dg.MetadataValue.url(path.as_uri()),
+            "size_bytes": len(text.encode("utf-8")),
+        }
+    )

@@ -1,0 +1,155 @@
+"""Study A's results page: the agreement leaderboard, the reproduction verdicts, the length bias."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from argassets.argument_quality.agreement_reports import HEADLINE_METRIC
+from argassets.argument_quality.bt_scores import MEAN_DIMENSION
+from argassets.argument_quality.length_bias_report import ALL_DIMENSIONS, KIND_REFERENCE
+from argassets.argument_quality.published import PUBLISHED_METRICS
+from argassets.argument_quality.scope import DIMENSIONS
+from argassets.platform.results_page import Leaderboard, Section, results_page
+
+HEADLINE_SAYS = (
+    "Cohen's kappa of the configuration's majority labels (A, B, Tie) against the expert labels, "
+    "mean over the three dimensions; higher is better. Baselines are never best."
+)
+OTHER_METRICS = [
+    "krippendorff_alpha",
+    "percent_agreement",
+    "pearson",
+    "spearman",
+    "kendall",
+    "correlation_mean",
+    "mae",
+    "rmse",
+    "n_comparisons",
+    "n_items",
+    "n_no_verdict",
+    "scope",
+    "in_registry",
+    "published_as",
+    "reproduced",
+]
+#: Colours by row kind, the same in every plot of the page.
+KIND_COLOURS = {"measured": "#1f77b4", "published": "#7f7f7f", "baseline": "#bbbbbb", KIND_REFERENCE: "#d62728"}
+
+
+def leaderboard_figure(means: pd.DataFrame) -> Any:
+    """Horizontal bars of the headline metric per configuration, coloured by kind (hover: every metric)."""
+    import plotly.express as px
+
+    shown = means.assign(configuration=means["model"] + " / " + means["strategy"]).sort_values(HEADLINE_METRIC)
+    figure = px.bar(
+        shown,
+        x=HEADLINE_METRIC,
+        y="configuration",
+        color="kind",
+        orientation="h",
+        color_discrete_map=KIND_COLOURS,
+        hover_data=[c for c in ("pearson", "krippendorff_alpha", "percent_agreement") if c in shown.columns],
+        title=f"{HEADLINE_METRIC} against the experts (mean over dimensions)",
+    )
+    figure.update_layout(height=160 + 18 * len(shown), legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"})
+    figure.update_yaxes(categoryorder="array", categoryarray=list(shown["configuration"]), title=None)
+    return figure
+
+
+def length_bias_figure(report: pd.DataFrame) -> Any:
+    """Share of decisive verdicts to the longer argument: one panel per dimension and one over all.
+
+    The experts' share is a dashed red line in each panel; the legend sits above the panels, so it
+    covers no bar, and the figure grows with the number of configurations, so no panel is cut.
+    """
+    import plotly.express as px
+
+    panels = [d for d in [*DIMENSIONS, ALL_DIMENSIONS] if d in set(report["dimension"])]
+    judges = report[report["kind"] != KIND_REFERENCE]
+    judges = judges.assign(configuration=judges["model"] + " / " + judges["strategy"])
+    figure = px.bar(
+        judges,
+        x="share_longer",
+        y="configuration",
+        color="kind",
+        facet_col="dimension",
+        category_orders={"dimension": panels},
+        orientation="h",
+        color_discrete_map=KIND_COLOURS,
+        hover_data=["share_longer_experts"],
+        range_x=[0, 1],
+        title="Decisive verdicts that go to the longer argument (dashed: the experts)",
+    )
+    experts = report[report["kind"] == KIND_REFERENCE].set_index("dimension")["share_longer"]
+    for column, dimension in enumerate(panels, start=1):
+        if dimension in experts.index and pd.notna(experts[dimension]):
+            figure.add_vline(x=float(experts[dimension]), line_dash="dash", line_color="#d62728", col=column, row=1)
+    figure.for_each_annotation(lambda note: note.update(text=note.text.removeprefix("dimension=")))
+    height = 260 + 18 * judges["configuration"].nunique()
+    figure.update_layout(
+        height=height, margin={"t": 120}, legend={"orientation": "h", "y": 1.12, "yanchor": "bottom", "x": 0}
+    )
+    return figure
+
+
+def verdict_table(report: pd.DataFrame) -> pd.DataFrame:
+    """The rows of configurations with ``published_as``: the verdict and the differences to the paper."""
+    if "reproduced" not in report.columns:
+        return pd.DataFrame(columns=["model", "strategy", "dimension", "reproduced"])
+    rows = report[report["reproduced"].notna() & (report["kind"] != "published")]
+    deltas = [f"delta_{m}" for m in PUBLISHED_METRICS.values() if f"delta_{m}" in rows.columns]
+    columns = ["model", "strategy", "dimension", "published_as", "reproduced", "metrics_reproduced", "metrics_compared"]
+    return rows[[*columns, *deltas]].reset_index(drop=True)
+
+
+def aq_page_html(agreement: pd.DataFrame, length_bias: pd.DataFrame, best_by: str) -> str:
+    """Study A's page from the ``aq_agreement_report`` and ``aq_length_bias`` tables."""
+    means = agreement[agreement["dimension"] == MEAN_DIMENSION]
+    per_dimension = agreement[agreement["dimension"] != MEAN_DIMENSION]
+    verdicts = verdict_table(agreement)
+    others = [c for c in OTHER_METRICS if c in agreement.columns]
+    board = Leaderboard(
+        "Configurations against the experts (mean over dimensions)",
+        means,
+        keys=["model", "strategy"],
+        headline=HEADLINE_METRIC,
+        headline_says=HEADLINE_SAYS,
+        others=others,
+        best_column="is_best",
+        note=f"Best: by {best_by}. Kinds: measured (judged here), published (the paper's figures), baseline.",
+    )
+    dimensions = Leaderboard(
+        "Per dimension",
+        per_dimension,
+        ["model", "strategy", "dimension"],
+        HEADLINE_METRIC,
+        HEADLINE_SAYS,
+        others,
+        best_kinds=(),  # "best" is a configuration's, on the table above
+    )
+    verdict_board = Leaderboard(
+        "Reproduction verdicts",
+        verdicts,
+        [c for c in verdicts.columns if c != "reproduced"],
+        None,
+        kind_column="reproduced",
+        note="A metric is reproduced when the published value lies inside the platform's bootstrap interval; "
+        "a configuration is reproduced when every compared metric is.",
+    )
+    sections = [
+        Section("Leaderboard", tables=[board, dimensions], figures=[leaderboard_figure(means)]),
+        Section("Reproduction of the paper", tables=[verdict_board]),
+        Section(
+            "Length bias",
+            "Share of decisive verdicts that go to the longer argument, per configuration and dimension.",
+            figures=[length_bias_figure(length_bias)] if len(length_bias) else [],
+        ),
+    ]
+    return results_page(
+        "Study A: argument quality (Webis-ArgQuality-20), LLM judges against the experts",
+        f"{len(means)} configurations (model / strategy). Every table sorts by a click on a column "
+        "header and filters by the box above it.",
+        sections,
+    )

@@ -1,0 +1,45 @@
+"""Asset: Study B's results page, one self-contained HTML file in the ``reports`` group."""
+
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+
+from argassets.platform.paths import resolve_duckdb_path
+from argassets.platform.resources.registry import ModelRegistryResource
+from argassets.platform.results_page import write_page
+from argassets.political.results_page import political_page_html
+
+#: File name of Study B's results page in the reports folder.
+RESULTS_PAGE = "political_results.html"
+
+
+def results_page_path(explicit: str | None = None) -> Path:
+    """Where Study B's results page is written: ``explicit``, else ``reports/`` beside the DuckDB file."""
+    return (Path(explicit) if explicit else resolve_duckdb_path().parent / "reports") / RESULTS_PAGE
+
+
+class ResultsPageConfig(dg.Config):
+    """Where the page goes."""
+
+    #: Folder of the HTML file (default: ``reports/`` beside the DuckDB file).
+    reports_dir: str | None = None
+
+
+@dg.asset(group_name="reports", kinds={"html", "plotly"})
+def political_results_page(
+    config: ResultsPageConfig,
+    registry: ModelRegistryResource,
+    political_pairwise_validation: pd.DataFrame,
+    political_pointwise_validation: pd.DataFrame,
+) -> dg.MaterializeResult:
+    """Study B's results in one HTML file that opens offline: sortable leaderboards, one name per system, plots."""
+    text = political_page_html(political_pairwise_validation, political_pointwise_validation, registry.load())
+    path = write_page(results_page_path(config.reports_dir), text)
+    return dg.MaterializeResult(
+        metadata={
+            "results_page": dg.MetadataValue.path(str(path)),
+            "open": dg.MetadataValue.url(path.as_uri()),
+            "size_bytes": len(text.encode("utf-8")),
+        }
+    )

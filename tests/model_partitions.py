@@ -1,0 +1,17 @@
+"""Model partitions for tests: the keys in ``judge_models`` and in every registered study's definition."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import dagster as dg
+
+from argassets.platform.partitions import JUDGE_MODELS, study_partitions_name
+from argassets.platform.study import studies
+
+
+def add_partitions(instance: dg.DagsterInstance, names: Sequence[str]) -> None:
+    """Add ``names`` everywhere: a test's entries may run in any study (the real code adds each to its own)."""
+    instance.add_dynamic_partitions(JUDGE_MODELS, list(names))
+    for study in studies():
+        instance.add_dynamic_partitions(study_partitions_name(study.name), list(names))
