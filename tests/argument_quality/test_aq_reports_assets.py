@@ -168,7 +168,10 @@ def test_bt_tables(sample_run):
     )
     full = scores[scores["model"] == "longer-pb"]
     assert full["ci_low"].le(full["bt_z"] + 1e-9).mean() > 0.9
-    assert scores["expected_bt_z"].isna().all()  # no label probabilities in these judgments
+    # The baselines define their distributions: one-hot longer-wins reproduces its sampled fit exactly,
+    # uniform random gives every argument the same expected strength.
+    assert full["expected_bt_z"].to_numpy() == pytest.approx(full["bt_z"].to_numpy(), abs=1e-6)
+    assert (scores.loc[scores["model"] == "random", "expected_bt_z"].abs() < 1e-6).all()
     for _, part in scores.groupby(["model", "strategy", "dimension"]):
         assert part["bt_z"].std(ddof=0) == pytest.approx(1.0, abs=1e-9) or len(part) == 1
 
@@ -192,9 +195,14 @@ def test_agreement_report_table_and_metadata(sample_run):
     assert heat.parent == sample_run["folder"] / "reports"
     assert any(k.startswith("plot_aq_scores_random__few") for k in meta)  # requested
     assert not any("ghost" in k for k in meta)  # unknown configuration: warned, not plotted
-    # Judgments without label probabilities: expected figures absent (NaN, shown blank), never invented.
-    assert report[["expected_cohen_kappa", "expected_percent_agreement"]].isna().all().all()
-    assert (report["n_expected"] == 0).all()
+    # From the baselines' distributions: one-hot longer-wins expects what it drew; uniform random
+    # expects kappa 0, and agreement between P(majority A or B) = 7/27 and P(majority Tie) = 13/27.
+    longer = configurations[configurations["model"] == "longer-pb"]
+    assert longer["expected_cohen_kappa"].to_numpy() == pytest.approx(longer["cohen_kappa"].to_numpy(), abs=1e-9)
+    uniform = configurations[configurations["model"] == "random"]
+    assert uniform["expected_cohen_kappa"].to_numpy() == pytest.approx(0.0, abs=1e-9)
+    assert uniform["expected_percent_agreement"].between(100 * 7 / 27, 100 * 13 / 27).all()
+    assert (longer["n_expected"] == longer["n_comparisons"]).all()
     assert "nan" not in meta["report"].lower()
 
 
@@ -207,7 +215,9 @@ def test_other_reports(sample_run):
     variability = read(database, "aq_variability_report")
     longer = variability[variability["model"] == "longer-pb"]
     assert (longer["share_all_equal"] == 1.0).all()  # deterministic baseline
-    assert variability["expected_share_all_equal"].isna().all() and (variability["n_expected"] == 0).all()
+    assert (longer["expected_share_all_equal"] == 1.0).all()
+    uniform = variability[variability["model"] == "random"]
+    assert uniform["expected_share_all_equal"].to_numpy() == pytest.approx(1 / 9)  # 3 of 27 sequences
     ensemble = read(database, "aq_ensemble")
     assert set(ensemble["model"]) == {"ensemble:all-models"}  # only baselines have judgments
     assert set(ensemble["members"]) == {"longer-pb,random,retired,scoped"}

@@ -65,6 +65,7 @@ def test_random_is_seeded_and_uniform():
     assert any(len({c.text for c in row}) > 1 for row in first)
     assert judge.is_baseline and judge.backend == "random"
     assert judge.label_probabilities(requests[0]) == {"A": 1 / 3, "B": 1 / 3, "Tie": 1 / 3}
+    assert all(c.label_probs == {"A": 1 / 3, "B": 1 / 3, "Tie": 1 / 3} for row in first for c in row)
     assert judge.label_probabilities(ChatRequest("s", "s", "u", json_schema=SCORE_SCHEMA)) is None
 
 
@@ -93,6 +94,7 @@ def test_longer_wins():
         [0, 1, 2],
     )
     assert [[c.text for c in row] for row in rows] == [["A"] * 3, ["B"] * 3, ["Tie"] * 3]
+    assert [rows[1][run].label_probs for run in range(3)] == [{"A": 0.0, "B": 1.0, "Tie": 0.0}] * 3
     # One-hot on the answer it gives, also in the swapped presentation.
     assert judge.label_probabilities(_aq("a", "one two three", "one two")) == {"A": 1.0, "B": 0.0, "Tie": 0.0}
     assert judge.label_probabilities(_aq("s", "one two", "one two three", order="ba")) == {
@@ -308,6 +310,18 @@ def test_import_keeps_label_probabilities(tmp_path: Path):
     plain = [{k: v for k, v in row.items() if not k.startswith("p_")} for row in rows]
     without, _ = load_tidy_judgments(_write_tidy(tmp_path / "plain.csv", plain))
     assert "p_a" not in without.columns
+    # The judge hands them on with each completion, over the request's choices.
+    request = ChatRequest(
+        "c1",
+        "s",
+        "u",
+        choices=("A", "B", "Tie"),
+        context={"comparison_id": "c1", "dimension": "logic", "strategy": "zero"},
+    )
+    given, empty = ImportJudge(tmp_path / "probabilities.csv").complete([request], SamplingParams(1.0), [0, 1])[0]
+    assert given.label_probs == {"A": 0.7, "B": 0.2, "Tie": 0.1} and empty.label_probs is None
+    plain_run = ImportJudge(tmp_path / "plain.csv").complete([request], SamplingParams(1.0), [0])[0][0]
+    assert plain_run.label_probs is None
 
 
 @pytest.mark.parametrize(

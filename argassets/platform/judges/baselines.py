@@ -95,7 +95,9 @@ class RandomJudge:
                 started = time.perf_counter()
                 at = utc_now()
                 text = self.answer(request, run)
-                row.append(Completion(text, int(run), self.seed, time.perf_counter() - started, at, utc_now()))
+                latency = time.perf_counter() - started
+                probabilities = self.label_probabilities(request)
+                row.append(Completion(text, int(run), self.seed, latency, at, utc_now(), label_probs=probabilities))
             out.append(row)
         return out
 
@@ -145,5 +147,6 @@ class LongerWinsJudge:
             text = self.answer(request)
             latency = time.perf_counter() - started
             done = utc_now()
-            out.append([Completion(text, int(run), None, latency, at, done) for run in runs])
+            probabilities = self.label_probabilities(request)
+            out.append([Completion(text, int(run), None, latency, at, done, label_probs=probabilities) for run in runs])
         return out

@@ -204,6 +204,7 @@ class ImportJudge:
         self.model_name = model_name
         self.key_sets = key_sets
         self._table: dict[tuple[str, ...], str] | None = None
+        self._probabilities: dict[tuple[str, ...], tuple[float, float, float]] = {}
         self._keys: tuple[str, ...] = ()
 
     def table(self) -> dict[tuple[str, ...], str]:
@@ -214,7 +215,24 @@ class ImportJudge:
                 tuple(str(v) for v in key): text
                 for key, text in zip(tidy[columns].itertuples(index=False, name=None), tidy["text"], strict=True)
             }
+            if set(PROBABILITY_COLUMNS) <= set(tidy.columns):
+                given = tidy.dropna(subset=list(PROBABILITY_COLUMNS))
+                self._probabilities = {
+                    tuple(str(v) for v in key): (float(p_a), float(p_b), float(p_tie))
+                    for key, p_a, p_b, p_tie in zip(
+                        given[columns].itertuples(index=False, name=None),
+                        *(given[c] for c in PROBABILITY_COLUMNS),
+                        strict=True,
+                    )
+                }
         return self._table
+
+    def label_probabilities(self, key: tuple[str, ...], request: ChatRequest) -> dict[str, float] | None:
+        """The row's ``p_a, p_b, p_tie`` over the request's three choices (as presented), else ``None``."""
+        given = self._probabilities.get(key)
+        if given is None or request.choices is None or len(request.choices) != len(given):
+            return None
+        return dict(zip(request.choices, given, strict=True))
 
     def close(self) -> None:
         """Nothing to free."""
@@ -242,7 +260,12 @@ class ImportJudge:
                 if key not in table:
                     missing.append(key)
                     continue
-                row.append(Completion(table[key], int(run), None, time.perf_counter() - started, at, at))
+                probabilities = self.label_probabilities(key, request)
+                row.append(
+                    Completion(
+                        table[key], int(run), None, time.perf_counter() - started, at, at, label_probs=probabilities
+                    )
+                )
             out.append(row)
         if missing:
             shown = "; ".join(", ".join(k) for k in missing[:5])
