@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -31,6 +30,7 @@ import pytest
 from dagster._serdes import serialize_value
 
 from argassets.platform.judging import messages_sha256
+from tests.cli_home import cli_environment
 from tests.platform.test_deploy_fleet import FakeFleet
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,28 +118,11 @@ def _materialize(env: dict[str, str], log: Path, cli: str) -> subprocess.Popen:
 def test_killed_judgments_run_resumes_without_loss_duplication_or_resending(
     tmp_path: Path, cli: str, signals: tuple[signal.Signals, ...]
 ) -> None:
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    # The local instance config: the judging step holds a slot of the "gpu" pool (limit 1), so a
-    # run killed without a trace would block the next one until it is marked failed.
-    shutil.copy(ROOT / "deploy" / "local" / "dagster.yaml", home / "dagster.yaml")
-    (tmp_path / "models.toml").write_text(REGISTRY, encoding="utf-8")
-    cache = tmp_path / "cache.sqlite"
-    database = tmp_path / "argassets.duckdb"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGASSETS_", "DAGSTER_"))}
-
     with FakeFleet(api_key=SECRET, delay_s=0.03) as fleet:
-        env.update(
-            DAGSTER_HOME=str(home),
-            ARGASSETS_DUCKDB=str(database),
-            ARGASSETS_CACHE=str(cache),
-            ARGASSETS_DATA_DIR=str(SAMPLE),
-            ARGASSETS_MODELS=str(tmp_path / "models.toml"),
-            ARGASSETS_AUTOMATION="off",
-            FAKE_FLEET_URL=fleet.base_url,
-            FAKE_FLEET_KEY=SECRET,
-            PYTHONUNBUFFERED="1",
-        )
+        # The local instance config: the judging step holds a slot of the "gpu" pool (limit 1), so a
+        # run killed without a trace would block the next one until it is marked failed.
+        env = cli_environment(tmp_path, REGISTRY, FAKE_FLEET_URL=fleet.base_url, FAKE_FLEET_KEY=SECRET)
+        home, cache, database = (Path(env[k]) for k in ("DAGSTER_HOME", "ARGASSETS_CACHE", "ARGASSETS_DUCKDB"))
         setup = subprocess.run(
             [str(BIN / "argassets"), "partitions", "sync"],
             cwd=ROOT,

@@ -27,6 +27,8 @@ import dagster as dg
 import duckdb
 import pytest
 
+from tests.cli_home import cli_environment
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SAMPLE = ROOT / "data" / "sample"
@@ -129,25 +131,17 @@ def ui(tmp_path_factory: pytest.TempPathFactory):
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)")
     tmp = tmp_path_factory.mktemp("ui")
-    home = tmp / "dagster_home"
-    home.mkdir()
-    shutil.copy(ROOT / "deploy" / "local" / "dagster.yaml", home / "dagster.yaml")
-    (tmp / "models.toml").write_text(REGISTRY, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGASSETS_", "DAGSTER_", "NEO4J_"))}
-    env.update(
-        DAGSTER_HOME=str(home),
-        ARGASSETS_DUCKDB=str(tmp / "argassets.duckdb"),
-        ARGASSETS_CACHE=str(tmp / "cache.sqlite"),
-        ARGASSETS_DATA_DIR=str(SAMPLE),
-        ARGASSETS_MODELS=str(tmp / "models.toml"),
-        # Sensors and schedules start stopped: every run of this test is launched from the UI.
-        ARGASSETS_AUTOMATION="off",
+    # Sensors and schedules start stopped (automation off): every run of this test is launched from the UI.
+    env = cli_environment(
+        tmp,
+        REGISTRY,
+        without=("ARGASSETS_", "DAGSTER_", "NEO4J_"),
         NEO4J_URI="bolt://127.0.0.1:1",
         NEO4J_USER="neo4j",
         NEO4J_PASSWORD=NEO4J_SECRET,
         ARGASSETS_OPENAI_API_KEY=OPENAI_SECRET,
-        PYTHONUNBUFFERED="1",
     )
+    home = Path(env["DAGSTER_HOME"])
     # The partitions and the corpus tables come from the CLI (tested in test_cli_backfill.py).
     for command in (
         ["argassets", "partitions", "sync"],

@@ -10,7 +10,6 @@ tree is left, and the run is no longer active (marked failed).
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,7 +22,8 @@ import psutil
 import pytest
 from dagster_graphql import DagsterGraphQLClient
 
-from tests.platform.test_ui_materialize import REGISTRY, ROOT, SAMPLE, _free_port, _wait_http
+from tests.cli_home import cli_environment
+from tests.platform.test_ui_materialize import REGISTRY, ROOT, _free_port, _wait_http
 
 BIN = Path(sys.executable).parent
 STOP_WITHIN_S = 15
@@ -33,21 +33,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 def _environment(tmp: Path) -> dict[str, str]:
-    home = tmp / "dagster_home"
-    home.mkdir()
-    shutil.copy(ROOT / "deploy" / "local" / "dagster.yaml", home / "dagster.yaml")
-    (tmp / "models.toml").write_text(REGISTRY, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGASSETS_", "DAGSTER_", "NEO4J_"))}
-    env.update(
-        DAGSTER_HOME=str(home),
-        ARGASSETS_DUCKDB=str(tmp / "argassets.duckdb"),
-        ARGASSETS_CACHE=str(tmp / "cache.sqlite"),
-        ARGASSETS_DATA_DIR=str(SAMPLE),
-        ARGASSETS_MODELS=str(tmp / "models.toml"),
-        ARGASSETS_AUTOMATION="off",
-        PYTHONUNBUFFERED="1",
-    )
-    return env
+    return cli_environment(tmp, REGISTRY, without=("ARGASSETS_", "DAGSTER_", "NEO4J_"))
 
 
 def _run_status(home: Path, run_id: str) -> dg.DagsterRunStatus | None:

@@ -10,7 +10,6 @@ the completions the cache lacked, and the partition holds every (comparison, ord
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -23,6 +22,7 @@ import duckdb
 import pytest
 
 from argassets.platform.registry import load_registry
+from tests.cli_home import cli_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -83,22 +83,8 @@ def _materialize(env: dict[str, str], log: Path) -> subprocess.Popen:
 
 
 def test_killed_vllm_run_resumes_without_loss_or_resending(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    shutil.copy(ROOT / "deploy" / "local" / "dagster.yaml", home / "dagster.yaml")
-    (tmp_path / "models.toml").write_text(_registry(), encoding="utf-8")
-    cache = tmp_path / "cache.sqlite"
-    database = tmp_path / "argassets.duckdb"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGASSETS_", "DAGSTER_"))}
-    env.update(
-        DAGSTER_HOME=str(home),
-        ARGASSETS_DUCKDB=str(database),
-        ARGASSETS_CACHE=str(cache),
-        ARGASSETS_DATA_DIR=str(SAMPLE),
-        ARGASSETS_MODELS=str(tmp_path / "models.toml"),
-        ARGASSETS_AUTOMATION="off",
-        PYTHONUNBUFFERED="1",
-    )
+    env = cli_environment(tmp_path, _registry())
+    home, cache, database = (Path(env[k]) for k in ("DAGSTER_HOME", "ARGASSETS_CACHE", "ARGASSETS_DUCKDB"))
     setup = subprocess.run(
         [str(BIN / "argassets"), "partitions", "sync"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
     )
