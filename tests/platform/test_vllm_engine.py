@@ -35,7 +35,6 @@ from argassets.argument_quality.judgments import N_RUNS
 from argassets.argument_quality.prompts import render_prompts
 from argassets.platform.choice_parsing import parse_choice
 from argassets.platform.judges import OpenAIJudge, VLLMJudge, build_judge
-from argassets.platform.judges.openai_compat import response_label_probs
 from argassets.platform.judges.vllm_backend import run_seed, serve_args
 from argassets.platform.judges.vllm_model import read_stamp
 from argassets.platform.judging import ChatRequest, SamplingParams
@@ -52,7 +51,6 @@ from resources.judges import JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
 from tests.model_partitions import add_partitions
-from tests.sampling_distribution import ALPHA, DRAWS_PER_PROMPT, distribution_test, drawn_label, zero_shot_requests
 from tests.vllm_fixtures import ENTRY, SharedEngineJudgeResource
 
 pytestmark = pytest.mark.vllm_engine
@@ -340,74 +338,3 @@ def test_vllm_serve_feeds_the_openai_judge(
     assert all(c.text.lstrip().startswith("{") for c in scores[0]), [c.text for c in scores[0]]
     # The seed sent for each run is the one recorded.
     assert [c.seed for c in labels[0]] == [SAMPLING.run_seed(run) for run in range(N_RUNS)]
-
-
-# --- the draws follow the engine's own label probabilities (docs/judgments.md, "Sampling knobs") ---
-
-
-def _vllm_offline_draws(judge: VLLMJudge, requests: list[ChatRequest], sampling: SamplingParams, n: int):
-    """``n`` one-token draws per request (one request each, ``n`` samples) and the label probabilities.
-
-    One sample per prompt first puts the prompts in the prefix cache: the ``n`` samples of a request
-    are scheduled as ``n`` sequences, and without it each would compute the prompt again.
-    """
-    judge.complete(requests, sampling, [0])
-    rows = judge.complete(requests, sampling, range(n))
-    draws = [[drawn_label(c.text) for c in row] for row in rows]
-    assert all(row[0].label_probs is not None for row in rows), "vLLM returned no log-probabilities"
-    probabilities = [[row[0].label_probs[label] for label in LABELS] for row in rows]  # type: ignore[index]
-    return draws, probabilities
-
-
-@pytest.mark.sampling_distribution
-def test_vllm_offline_draws_follow_its_label_probabilities(vllm_engine: VLLMJudge, shared_data_dir: Path) -> None:
-    requests = zero_shot_requests(shared_data_dir)
-    full = SamplingParams(1.0, top_p=1.0, seed=5, max_tokens=1, logprobs=20)
-    draws, probabilities = _vllm_offline_draws(vllm_engine, requests, full, DRAWS_PER_PROMPT)
-    result = distribution_test(draws, probabilities)
-    print("vLLM offline, full distribution:", result.describe())
-    assert result.p_value >= ALPHA, result.describe()
-    # The same test fails on a truncated configuration: top_k 1 always draws the most probable label.
-    truncated = SamplingParams(1.0, top_p=1.0, seed=5, max_tokens=1, logprobs=20, top_k=1)
-    draws, probabilities = _vllm_offline_draws(vllm_engine, requests, truncated, 100)
-    result = distribution_test(draws, probabilities)
-    print("vLLM offline, top_k 1:", result.describe())
-    assert result.p_value < ALPHA, result.describe()
-
-
-def _served_draws(base_url: str, judge: OpenAIJudge, requests: list[ChatRequest], sampling: SamplingParams, n: int):
-    """``n`` draws per request in one HTTP request each (vLLM's ``n``), the body otherwise the judge's."""
-    draws, probabilities = [], []
-    for request in requests:
-        judge.complete([request], sampling, [0])  # the prompt into the prefix cache (see _vllm_offline_draws)
-        body = {**judge.request_body(request, sampling, 0), "n": n}
-        reply = httpx.post(
-            base_url + "/chat/completions", json=body, headers={"Authorization": "Bearer sk-vllm-test"}, timeout=600
-        )
-        assert reply.status_code == 200, reply.text[:500]
-        payload = reply.json()
-        draws.append([drawn_label(choice["message"]["content"]) for choice in payload["choices"]])
-        label_probs = response_label_probs(payload, LABELS)
-        assert label_probs is not None, payload["choices"][0]
-        probabilities.append([label_probs[label] for label in LABELS])
-    return draws, probabilities
-
-
-@pytest.mark.sampling_distribution
-def test_vllm_serve_draws_follow_its_label_probabilities(
-    vllm_server: str, vllm_entry: ModelEntry, shared_data_dir: Path
-) -> None:
-    assert vllm_entry.model_id is not None
-    judge = OpenAIJudge(vllm_entry.model_id, vllm_server, api_key="sk-vllm-test", structured_output="guided_choice")
-    requests = zero_shot_requests(shared_data_dir)
-    try:
-        full = SamplingParams(1.0, top_p=1.0, seed=5, max_tokens=1, logprobs=20)
-        result = distribution_test(*_served_draws(vllm_server, judge, requests, full, DRAWS_PER_PROMPT))
-        print("vllm serve, full distribution:", result.describe())
-        assert result.p_value >= ALPHA, result.describe()
-        truncated = SamplingParams(1.0, top_p=1.0, seed=5, max_tokens=1, logprobs=20, top_k=1)
-        result = distribution_test(*_served_draws(vllm_server, judge, requests, truncated, 100))
-        print("vllm serve, top_k 1:", result.describe())
-        assert result.p_value < ALPHA, result.describe()
-    finally:
-        judge.close()
