@@ -174,6 +174,19 @@ def keys_defined_by_study() -> dict[str, frozenset[dg.AssetKey]]:
     return defined
 
 
+def closure(start: dg.AssetKey, edges: Mapping[dg.AssetKey, Collection[dg.AssetKey]]) -> set[dg.AssetKey]:
+    """Every key reachable from ``start`` along ``edges`` (parents or children), ``start`` excluded."""
+    seen: set[dg.AssetKey] = set()
+    stack = list(edges.get(start, ()))
+    while stack:
+        key = stack.pop()
+        if key in seen:
+            continue
+        seen.add(key)
+        stack.extend(edges.get(key, ()))
+    return seen
+
+
 def operations_layout(assets: Any) -> OperationsLayout:
     """Compute the :class:`OperationsLayout` from assets definitions or an asset graph."""
     graph = _as_asset_graph(assets)
@@ -185,17 +198,6 @@ def operations_layout(assets: Any) -> OperationsLayout:
         for parent in ps:
             children.setdefault(parent, set()).add(key)
     judge_partitioned = frozenset(key for key in order if is_judge_partitioned(graph.get(key).partitions_def))
-
-    def closure(start: dg.AssetKey, edges: Mapping[dg.AssetKey, Collection[dg.AssetKey]]) -> set[dg.AssetKey]:
-        seen: set[dg.AssetKey] = set()
-        stack = list(edges.get(start, ()))
-        while stack:
-            key = stack.pop()
-            if key in seen:
-                continue
-            seen.add(key)
-            stack.extend(edges.get(key, ()))
-        return seen
 
     def automatable(key: dg.AssetKey) -> bool:
         node = graph.get(key)

@@ -1,5 +1,6 @@
 """Assets: reports (Study A: agreement with experts, cross-model, variability, ensemble, position bias)."""
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -133,6 +134,27 @@ class AgreementConfig(dg.Config):
     confidence: float = 0.95
 
 
+def _plotted_configurations(
+    context: dg.AssetExecutionContext,
+    requested: Sequence[str],
+    report: pd.DataFrame,
+    best: tuple[str, str] | None,
+) -> list[tuple[str, str]]:
+    """The best configuration, then those requested (``model/strategy`` or ``all``) that the report has."""
+    wanted: list[tuple[str, str]] = [best] if best else []
+    known = set(report[["model", "strategy"]].drop_duplicates().itertuples(index=False, name=None))
+    for item in requested:
+        if item == "all":
+            wanted += sorted(known)
+            continue
+        model, _, strategy = item.partition("/")
+        if (model, strategy) in known:
+            wanted.append((model, strategy))
+        else:
+            context.log.warning(f"plot_configurations: {item!r} is not a configuration of the report (model/strategy)")
+    return list(dict.fromkeys(wanted))
+
+
 @dg.asset(group_name="reports", kinds={"duckdb", "pandas"})
 def aq_agreement_report(
     context: dg.AssetExecutionContext,
@@ -198,19 +220,7 @@ def aq_agreement_report(
         metadata.update(
             _png_metadata(folder, "aq_agreement_heatmap", plot_agreement_heatmap(report), "agreement heat map")
         )
-    wanted: list[tuple[str, str]] = [best] if best else []
-    present = report[["model", "strategy"]].drop_duplicates()
-    known = set(present.itertuples(index=False, name=None))
-    for item in config.plot_configurations:
-        if item == "all":
-            wanted += sorted(known)
-            continue
-        model, _, strategy = item.partition("/")
-        if (model, strategy) in known:
-            wanted.append((model, strategy))
-        else:
-            context.log.warning(f"plot_configurations: {item!r} is not a configuration of the report (model/strategy)")
-    for model, strategy in dict.fromkeys(wanted):
+    for model, strategy in _plotted_configurations(context, config.plot_configurations, report, best):
         png = plot_scores_vs_experts(aq_bt_scores, model, strategy)
         safe = f"{model}__{strategy}".replace("/", "_").replace(":", "_")
         metadata.update(_png_metadata(folder, f"aq_scores_{safe}", png, f"{model} / {strategy} vs experts"))

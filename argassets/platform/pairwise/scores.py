@@ -193,6 +193,27 @@ def _empty_scores(
     return empty.astype({**dtypes, "n_comparisons": "int64", "component": "int64"})
 
 
+def _needed_columns(
+    comparisons: pd.DataFrame,
+    group_columns: list[str],
+    columns: PairColumns,
+    label_column: str,
+    weight_column: str | None,
+    n_bootstrap: int,
+) -> list[str]:
+    """The columns :func:`bt_scores` reads, checked present; no bootstrap with weights."""
+    stratum = [columns.stratum] if columns.stratum else []
+    needed = list(dict.fromkeys([*group_columns, *stratum, *columns.item_a, *columns.item_b, label_column]))
+    missing = [c for c in needed if c not in comparisons.columns]
+    if missing:
+        raise ValueError(f"comparisons: missing column(s) {', '.join(missing)}")
+    if weight_column is not None:
+        if n_bootstrap:
+            raise ValueError("bt_scores: a bootstrap of weighted (soft-count) comparisons is not defined")
+        needed.append(weight_column)
+    return needed
+
+
 def bt_scores(
     comparisons: pd.DataFrame,
     group_columns: Sequence[str],
@@ -221,10 +242,9 @@ def bt_scores(
     label_column
         Column holding the label.
     weight_column
-        Optional column of non-negative weights: each row adds its weight to the win counts
-        instead of 1 (soft counts, e.g. a pair once per label weighted by that label's
-        probability, :func:`argassets.platform.pairwise.expected.expected_vote_rows`);
-        ``n_comparisons`` is then the summed weight, rounded. No bootstrap with weights.
+        Optional non-negative weights added to the win counts instead of 1 (soft counts:
+        :func:`argassets.platform.pairwise.expected.expected_vote_rows`); ``n_comparisons`` is
+        then the summed weight, rounded. No bootstrap with weights.
     n_bootstrap
         Bootstrap replicates for percentile intervals of ``bt_z`` (0: none). Each replicate
         resamples the pairs of every stratum with replacement, fits BT per stratum and
@@ -250,17 +270,9 @@ def bt_scores(
         A missing column, an item compared with itself (naming the row), or a bad ``confidence``.
     """
     group_columns = list(group_columns)
-    stratum = [columns.stratum] if columns.stratum else []
-    needed = list(dict.fromkeys([*group_columns, *stratum, *columns.item_a, *columns.item_b, label_column]))
-    missing = [c for c in needed if c not in comparisons.columns]
-    if missing:
-        raise ValueError(f"comparisons: missing column(s) {', '.join(missing)}")
+    needed = _needed_columns(comparisons, group_columns, columns, label_column, weight_column, n_bootstrap)
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if weight_column is not None:
-        if n_bootstrap:
-            raise ValueError("bt_scores: a bootstrap of weighted (soft-count) comparisons is not defined")
-        needed.append(weight_column)
     codes_all = encode_labels(comparisons[label_column].reset_index(drop=True))
     keep = codes_all != MISSING
     frame = comparisons.loc[keep, needed].reset_index(drop=True)
