@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from argassets.platform.judging import ChatRequest, Completion, SamplingParams, utc_now
+from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.study import ImportKeys, studies
 
 __all__ = ["PROBABILITY_COLUMNS", "ImportFormatError", "ImportJudge", "load_tidy_judgments"]
@@ -228,11 +229,11 @@ class ImportJudge:
         return self._table
 
     def label_probabilities(self, key: tuple[str, ...], request: ChatRequest) -> dict[str, float] | None:
-        """The row's ``p_a, p_b, p_tie`` over the request's three choices (as presented), else ``None``."""
+        """The row's ``p_a, p_b, p_tie`` as ``A, B, Tie`` (as presented) for a pairwise request, else ``None``."""
         given = self._probabilities.get(key)
-        if given is None or request.choices is None or len(request.choices) != len(given):
+        if given is None or set(request.choices or ()) != set(LABELS):
             return None
-        return dict(zip(request.choices, given, strict=True))
+        return dict(zip(LABELS, given, strict=True))
 
     def close(self) -> None:
         """Nothing to free."""
