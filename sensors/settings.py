@@ -10,6 +10,18 @@ import dagster as dg
 AUTOMATION_ENV_VAR = "ARGASSETS_AUTOMATION"
 
 
+#: Seconds between evaluations of the automation sensors (default 30; tests use fewer).
+AUTOMATION_INTERVAL_ENV_VAR = "ARGASSETS_AUTOMATION_INTERVAL_S"
+
+
+def automation_interval_s() -> int:
+    """The automation sensors' minimum interval (``$ARGASSETS_AUTOMATION_INTERVAL_S``, default 30)."""
+    raw = os.environ.get(AUTOMATION_INTERVAL_ENV_VAR, "30").strip()
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{AUTOMATION_INTERVAL_ENV_VAR}={raw!r}: expected a whole number of seconds, at least 1")
+    return int(raw)
+
+
 def automation_enabled() -> bool:
     """Whether sensors and schedules start running (``$ARGASSETS_AUTOMATION``, default on)."""
     return os.environ.get(AUTOMATION_ENV_VAR, "on").strip().lower() not in ("off", "0", "false", "no")
