@@ -24,7 +24,8 @@ them are evaluated too.
 
 Each study's reports are evaluated by a sensor of their own (``sensors.report_sensors``), whose
 runs carry the tag ``argassets/reports: <study>`` (the run queue holds one such run per study at a
-time); the code location's automation sensor (``sensors.AUTOMATION_SENSOR``) evaluates the rest. :func:`stale_keys` is the plain staleness rule the nightly schedule uses.
+time); the code location's automation sensor (``sensors.AUTOMATION_SENSOR``) evaluates the rest.
+:func:`stale_keys` is the plain staleness rule the nightly schedule uses.
 """
 
 from __future__ import annotations
