@@ -20,6 +20,8 @@ ENVIRONMENT_VARIABLES: tuple[tuple[str, str], ...] = (
     ("ARGASSETS_MODEL_CACHE", "extracted model folders; default ~/.cache/argassets/models"),
     ("ARGASSETS_RUN_BACKENDS", "backends the registry sensor and schedule run automatically (or 'all')"),
     ("ARGASSETS_AUTOMATION", "'off': sensors and schedules start stopped (the UI's toggle wins)"),
+    ("ARGASSETS_AUTOMATION_INTERVAL_S", "seconds between evaluations of the automation sensors; default 30"),
+    ("ARGASSETS_EXECUTOR", "'in_process': a daemon-launched run's steps in the run's process (default multiprocess)"),
     ("ARGASSETS_RECOVER_AT_LOAD", "'off': no failing of orphaned runs when the code location loads"),
     ("ARGASSETS_OPENAI_BASE_URL", "default endpoint of openai entries"),
     ("ARGASSETS_OPENAI_API_KEY", "default API key of openai entries"),

@@ -7,6 +7,7 @@ from argassets.platform.automation import with_automation
 from argassets.platform.run_recovery import recover_at_load
 from resources.build import build_resources
 from sensors import JOBS, SCHEDULES, SENSORS
+from sensors.settings import run_executor
 
 # Any process loading the code location (dagster asset materialize, dagster dev, a run worker) first
 # fails runs SIGKILLed earlier on this machine and frees their pool slots.
@@ -20,4 +21,6 @@ defs = dg.Definitions(
     sensors=SENSORS,
     schedules=SCHEDULES,
     jobs=JOBS,
+    # Dagster's default executor; ARGASSETS_EXECUTOR=in_process makes in-process steps its default mode.
+    executor=run_executor(),
 )

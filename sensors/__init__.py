@@ -2,9 +2,12 @@
 
 - ``model_registry_sensor`` (:mod:`sensors.registry_sensor`): registry edits become partitions
   and runs.
-- ``argassets_automation_sensor`` (:data:`AUTOMATION_SENSOR`): evaluates the declarative
-  automation conditions (:mod:`argassets.platform.automation`) that refresh aggregates and reports once
-  model partitions land.
+- ``<study>_reports_sensor`` (:func:`report_sensors`, one per study): evaluates the declarative
+  automation conditions (:mod:`argassets.platform.automation`) of the study's reports, which
+  refresh once model partitions land; its runs carry ``argassets/reports: <study>``, which the
+  run queue limits to one run per study at a time.
+- ``argassets_automation_sensor`` (:data:`AUTOMATION_SENSOR`): the automation conditions of
+  everything else (per-model aggregates, standalone tables).
 - ``nightly_refresh_schedule`` (:mod:`sensors.schedules`): each night, materialise what is stale.
 - ``orphaned_runs_sensor`` (:mod:`sensors.orphaned_runs`): runs whose process is gone are failed
   and their pool slots freed, every 30 s.
@@ -20,21 +23,42 @@ from __future__ import annotations
 
 import dagster as dg
 
+from argassets.platform.automation import report_groups
 from sensors.jobs import build_study_jobs
+from sensors.layout import code_location_layout
 from sensors.orphaned_runs import orphaned_runs_sensor
 from sensors.registry_sensor import model_registry_sensor
+from sensors.run_tags import REPORTS_TAG
 from sensors.schedules import nightly_refresh_schedule
-from sensors.settings import sensor_status
+from sensors.settings import automation_interval_s, sensor_status
 
-#: Evaluates every asset's automation condition (replaces Dagster's implicit default sensor).
+
+def report_sensors() -> list[dg.AutomationConditionSensorDefinition]:
+    """One automation sensor per study's reports, tagging its runs with the study (one at a time)."""
+    return [
+        dg.AutomationConditionSensorDefinition(
+            f"{study}_reports_sensor",
+            target=dg.AssetSelection.assets(*reports),
+            run_tags={REPORTS_TAG: study},
+            default_status=sensor_status(),
+            minimum_interval_seconds=automation_interval_s(),
+            description=f"Refreshes the {study} reports once all requested partitions landed, one run at a time.",
+        )
+        for study, reports in report_groups(code_location_layout()).items()
+    ]
+
+
+REPORT_SENSORS = report_sensors()
+#: Evaluates the automation conditions of every asset but the reports (replaces Dagster's implicit
+#: default sensor).
 AUTOMATION_SENSOR = dg.AutomationConditionSensorDefinition(
     "argassets_automation_sensor",
-    target=dg.AssetSelection.all(),
+    target=dg.AssetSelection.all() - dg.AssetSelection.assets(*code_location_layout().reports),
     default_status=sensor_status(),
-    minimum_interval_seconds=30,
-    description="Refreshes aggregates per model partition and reports once all requested partitions landed.",
+    minimum_interval_seconds=automation_interval_s(),
+    description="Refreshes aggregates per model partition and the standalone tables.",
 )
 
-SENSORS: list = [model_registry_sensor, AUTOMATION_SENSOR, orphaned_runs_sensor]
+SENSORS: list = [model_registry_sensor, *REPORT_SENSORS, AUTOMATION_SENSOR, orphaned_runs_sensor]
 SCHEDULES: list = [nightly_refresh_schedule]
 JOBS: list = build_study_jobs()

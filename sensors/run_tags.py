@@ -31,6 +31,9 @@ GPUS_TAG = "argassets/gpus"
 POOL_TAG = "argassets/pool"
 GPU_POOL = "gpu"
 STUDY_TAG = "argassets/study"
+#: On the automation's report runs, the study (``sensors.report_sensors``); the run queue
+#: limits these runs to one per study at a time (``applyLimitPerUniqueValue``).
+REPORTS_TAG = "argassets/reports"
 K8S_CONFIG_TAG = "dagster-k8s/config"
 
 #: Label set on GPU nodes by NVIDIA's GPU feature discovery (GPU operator); override with

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 
 import dagster as dg
 
-from argassets.platform.automation import OperationsLayout, operations_layout, stale_keys
+from argassets.platform.automation import OperationsLayout, operations_layout, report_groups, stale_keys
 from argassets.platform.partitions import JUDGE_MODELS
 from argassets.platform.registry import RegistryError, load_registry
 from sensors.registry_sensor import runnable_backends
-from sensors.run_tags import MODEL_TAG, STUDY_TAG, run_tags_for_entry
+from sensors.run_tags import MODEL_TAG, REPORTS_TAG, STUDY_TAG, run_tags_for_entry
 from sensors.settings import IMPLICIT_ASSET_JOB, schedule_status
 
 NIGHTLY_CRON = "0 3 * * *"
@@ -165,6 +165,24 @@ def plan_stale_runs(
     return _partition_runs(layout, chosen), reports
 
 
+def report_requests(layout: OperationsLayout, reports: Sequence[dg.AssetKey], stamp: str) -> list[dg.RunRequest]:
+    """The stale reports, one run per study, tagged as the automation's report runs are (so the
+    queue runs them one at a time with those); reports of no study in one more run."""
+    purpose = {"argassets/purpose": "nightly-refresh"}
+    requests: list[dg.RunRequest] = []
+    placed: set[dg.AssetKey] = set()
+    for study, keys in report_groups(layout).items():
+        own = [key for key in reports if key in keys]
+        if own:
+            tags = {**purpose, REPORTS_TAG: study}
+            requests.append(dg.RunRequest(run_key=f"nightly:{stamp}:reports:{study}", asset_selection=own, tags=tags))
+            placed.update(own)
+    rest = [key for key in reports if key not in placed]
+    if rest:
+        requests.append(dg.RunRequest(run_key=f"nightly:{stamp}:reports", asset_selection=rest, tags=purpose))
+    return requests
+
+
 def evaluate_nightly(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
     """The body of :data:`nightly_refresh_schedule`."""
     try:
@@ -200,13 +218,7 @@ def evaluate_nightly(context: dg.ScheduleEvaluationContext) -> list[dg.RunReques
             )
         )
     if reports and not requests:
-        requests.append(
-            dg.RunRequest(
-                run_key=f"nightly:{stamp}:reports",
-                asset_selection=reports,
-                tags={"argassets/purpose": "nightly-refresh"},
-            )
-        )
+        requests = report_requests(layout, reports, stamp)
     elif reports:
         context.log.info(
             "stale reports left to declarative automation after tonight's partition runs: "

@@ -8,18 +8,24 @@ partitioned root (its ``StudyDefinition.root_asset``) that does not set its own:
   aggregates follow its judgments;
 - assets that are not partitioned (the reports over all models) get
   :func:`all_partitions_condition`: refresh after an upstream asset updated, but only once **no
-  run upstream is queued or in progress** (looked for up to :data:`UPSTREAM_DEPTH` levels up).
-  When the registry sensor requests five model partitions at once, the reports therefore wait for
-  all five and refresh once, not five times. Model partitions that never ran (e.g. GPU models on
-  a CPU machine) do not block them: missing model partitions are ignored, missing
-  unpartitioned inputs are not.
+  run upstream is queued or in progress** (looked for up to :data:`UPSTREAM_DEPTH` levels up)
+  and **no report of the same study is** (:func:`study_reports_busy`). When the registry sensor
+  requests five model partitions at once, the reports therefore wait for all five and refresh
+  once, not five times; and a study's report runs never overlap, so no report is built from a
+  copy that another report run is replacing. An upstream update seen while the reports were held
+  back is remembered until they are next requested (not forgotten when a report run that started
+  earlier lands), so the reports run again after it and nothing ends stale. Model partitions that
+  never ran (e.g. GPU models on a CPU machine) do not block them: missing model partitions are
+  ignored, missing unpartitioned inputs are not.
 
 The standalone assets (built from a study's inputs but not from its judgments, or from a resource
 only) get Dagster's ``eager()``: built once and after their inputs change, so that the checks on
 them are evaluated too.
 
-The default automation condition sensor of the code location (``sensors.AUTOMATION_SENSOR``)
-evaluates them. :func:`stale_keys` is the plain staleness rule the nightly schedule uses.
+Each study's reports are evaluated by a sensor of their own (``sensors.report_sensors``), whose
+runs carry the tag ``argassets/reports: <study>`` (the run queue holds one such run per study at a
+time); the code location's automation sensor (``sensors.AUTOMATION_SENSOR``) evaluates the rest.
+:func:`stale_keys` is the plain staleness rule the nightly schedule uses.
 """
 
 from __future__ import annotations
@@ -65,9 +71,36 @@ def _upstream_in_progress(depth: int = UPSTREAM_DEPTH) -> dg.AutomationCondition
     return dg.AutomationCondition.any_deps_match(condition).with_label("any_upstream_in_progress")
 
 
+def study_reports_busy(study: str, report_keys: Iterable[dg.AssetKey]) -> dg.AutomationCondition:
+    """True while any of ``report_keys`` (a study's reports) is in a queued or running run."""
+    keys = sorted(set(report_keys), key=str)
+    if not keys:
+        raise ValueError(f"study {study!r}: no report keys to watch")
+    matches = [dg.AutomationCondition.asset_matches(key, dg.AutomationCondition.in_progress()) for key in keys]
+    condition = matches[0]
+    for match in matches[1:]:
+        condition = condition | match
+    return condition.with_label(f"report_run_of_{study}_in_progress")
+
+
+def upstream_updated_since_requested() -> dg.AutomationCondition:
+    """An upstream update not yet answered by a request of this asset.
+
+    Unlike ``since_last_handled()``, the asset's own materialisation does not clear it: a report
+    run that read an input before another run replaced it lands later than that replacement, and
+    would otherwise hide it for good (the report stays stale, "Upstream data"). Nor does the tick
+    after the request clear an update seen on that same tick (Dagster's ``since`` lets the reset
+    win when both are new on one tick): the run requested may have read the copy it replaced.
+    """
+    updated = dg.AutomationCondition.any_deps_updated()
+    answered = (dg.AutomationCondition.newly_requested() & ~updated) | dg.AutomationCondition.initial_evaluation()
+    return updated.since(answered).with_label("upstream_updated_since_requested")
+
+
 def all_partitions_condition(
     judge_partitioned: Iterable[dg.AssetKey] | dg.AssetSelection,
     depth: int = UPSTREAM_DEPTH,
+    study_reports: tuple[str, Iterable[dg.AssetKey]] | None = None,
 ) -> dg.AutomationCondition:
     """For assets over all model partitions: refresh once, after every upstream run finished.
 
@@ -78,18 +111,24 @@ def all_partitions_condition(
         refresh back.
     depth
         Levels of ancestors whose queued or running runs hold the refresh back.
+    study_reports
+        The study's name and its reports: while any of them is queued or running, none is requested
+        (one report run per study at a time; the next one reads what the last one wrote).
     """
     selection = (
         judge_partitioned
         if isinstance(judge_partitioned, dg.AssetSelection)
         else dg.AssetSelection.assets(*judge_partitioned)
     )
-    return (
-        dg.AutomationCondition.any_deps_updated().since_last_handled()
+    condition = (
+        upstream_updated_since_requested()
         & ~dg.AutomationCondition.any_deps_missing().ignore(selection)
         & ~_upstream_in_progress(depth)
         & ~dg.AutomationCondition.in_progress()
-    ).with_label("after_all_model_partitions")
+    )
+    if study_reports is not None:
+        condition = condition & ~study_reports_busy(*study_reports)
+    return condition.with_label("after_all_model_partitions")
 
 
 @dataclass(frozen=True)
@@ -260,15 +299,33 @@ def operations_layout(assets: Any) -> OperationsLayout:
     )
 
 
+def report_groups(layout: OperationsLayout) -> dict[str, tuple[dg.AssetKey, ...]]:
+    """Each study's reports, refreshed together: one automation sensor and one run at a time each.
+
+    A report downstream of two studies belongs to the first (the groups do not overlap, as one
+    asset may be targeted by one automation sensor only); studies without reports are left out.
+    """
+    groups: dict[str, tuple[dg.AssetKey, ...]] = {}
+    taken: set[dg.AssetKey] = set()
+    for study, reports in layout.reports_by_study.items():
+        own = tuple(key for key in reports if key not in taken)
+        taken.update(own)
+        if own:
+            groups[study] = own
+    return groups
+
+
 def automation_conditions_for(layout: OperationsLayout) -> dict[dg.AssetKey, dg.AutomationCondition]:
     """The condition each downstream asset gets (roots themselves are run by the registry sensor)."""
     conditions: dict[dg.AssetKey, dg.AutomationCondition] = {}
-    reports_condition = all_partitions_condition(sorted(layout.judge_partitioned, key=str))
+    judge_partitioned = sorted(layout.judge_partitioned, key=str)
     for keys in layout.partitioned_downstream.values():
         for key in keys:
             conditions[key] = partition_condition()
-    for key in layout.reports:
-        conditions[key] = reports_condition
+    for study, reports in report_groups(layout).items():
+        reports_condition = all_partitions_condition(judge_partitioned, study_reports=(study, reports))
+        for key in reports:
+            conditions[key] = reports_condition
     for key in layout.standalone:
         # Built once, and again when an input changes, so that their checks are evaluated too.
         conditions[key] = dg.AutomationCondition.eager()

@@ -13,7 +13,7 @@ from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
 from argassets.platform.registry import load_registry
 from argassets.run_queue import TaggingRunCoordinator, policy_tags
-from sensors.run_tags import MODEL_TAG, POOL_TAG, run_tags_for_entry
+from sensors.run_tags import MODEL_TAG, POOL_TAG, REPORTS_TAG, run_tags_for_entry
 
 ROOT = Path(__file__).resolve().parents[2]
 COORDINATOR = {"module": "argassets.run_queue", "class": "TaggingRunCoordinator"}
@@ -83,3 +83,5 @@ def test_the_local_instance_config_queues_runs_through_the_policy(tmp_path: Path
         assert isinstance(instance.run_coordinator, TaggingRunCoordinator)
         limits = instance.get_concurrency_config().run_queue_config.tag_concurrency_limits
         assert {"key": POOL_TAG, "value": "gpu", "limit": 1} in limits
+        # One report run per study at a time (the automation's report runs carry the study).
+        assert {"key": REPORTS_TAG, "value": {"applyLimitPerUniqueValue": True}, "limit": 1} in limits

@@ -34,6 +34,37 @@ def test_sensors_schedule_and_jobs_are_registered_and_start_running() -> None:
     assert {"aq_judgments_job", "political_predictions_job"} <= {j.name for j in repo.get_all_jobs()}
 
 
+def test_each_studys_reports_have_a_sensor_of_their_own_tagging_its_runs(graph) -> None:
+    """One automation sensor per study's reports (its runs tagged for the queue's one-per-study
+    limit); the code location's automation sensor evaluates everything else."""
+    layout = operations_layout(graph)
+    repo = defs.get_repository_def()
+    sensors = {s.name: s for s in repo.sensor_defs}
+    for study, reports in layout.reports_by_study.items():
+        sensor = sensors[f"{study}_reports_sensor"]
+        assert isinstance(sensor, dg.AutomationConditionSensorDefinition)
+        assert sensor.run_tags == {"argassets/reports": study}
+        assert sensor.asset_selection.resolve(graph) == set(reports)
+    rest = sensors["argassets_automation_sensor"].asset_selection.resolve(graph)
+    assert not rest & set(layout.reports)
+    assert set(layout.standalone) <= rest
+
+
+def test_bad_automation_settings_name_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sensors.settings import automation_interval_s, run_executor
+
+    monkeypatch.setenv("ARGASSETS_AUTOMATION_INTERVAL_S", "soon")
+    with pytest.raises(ValueError, match="ARGASSETS_AUTOMATION_INTERVAL_S='soon'"):
+        automation_interval_s()
+    monkeypatch.setenv("ARGASSETS_EXECUTOR", "threads")
+    with pytest.raises(ValueError, match="ARGASSETS_EXECUTOR='threads'"):
+        run_executor()
+    monkeypatch.setenv("ARGASSETS_EXECUTOR", "in_process")
+    assert run_executor().config_schema.default_value == {"in_process": {}}
+    monkeypatch.delenv("ARGASSETS_EXECUTOR")
+    assert run_executor() is dg.multi_or_in_process_executor
+
+
 def test_automation_off_starts_everything_stopped() -> None:
     code = (
         "from argassets.definitions import defs;"

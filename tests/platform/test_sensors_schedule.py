@@ -50,11 +50,13 @@ def test_a_refreshed_input_makes_partitions_stale_first_and_reports_after(harnes
     assert _tick(h).skip_message == "nothing is stale"
 
 
-def test_reports_that_never_ran_are_materialised_in_one_run(harness: Harness) -> None:
+def test_reports_that_never_ran_are_materialised_in_one_run_per_study(harness: Harness) -> None:
     h = harness
     _bootstrap(h, reports=False)  # partitions judged, automation never ran the reports
     data = _tick(h)
-    [(partition, keys)] = _requests(data)
-    assert partition is None and sorted(keys) == ["aq_agreement_report", "political_model_stats"]
-    h.execute(data.run_requests[0])
+    assert _requests(data) == [(None, ["aq_agreement_report"]), (None, ["political_model_stats"])]
+    # Tagged as the automation's report runs: the queue runs one per study at a time with those.
+    assert [r.tags["argassets/reports"] for r in data.run_requests] == ["argument_quality", "political"]
+    for request in data.run_requests:
+        h.execute(request)
     assert sorted(h.stored("political_model_stats")["judge_model"]) == ["random"]
