@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
@@ -37,7 +38,6 @@ from argassets.argument_quality.judgments import N_RUNS
 from argassets.argument_quality.prompts import render_prompts
 from argassets.platform.choice_parsing import parse_choice
 from argassets.platform.judges import OpenAIJudge, VLLMJudge, build_judge
-from argassets.platform.judges.openai_compat import response_label_probs
 from argassets.platform.judges.vllm_backend import run_seed, serve_args
 from argassets.platform.judges.vllm_model import ensure_converted, read_stamp
 from argassets.platform.judging import ChatRequest, SamplingParams
@@ -379,17 +379,16 @@ def _offline_test(judge: VLLMJudge, requests: list[ChatRequest], sampling: Sampl
     """``n`` one-token draws per request through the ``vllm`` judge, tested against its label probabilities.
 
     The judge's own path: ``sampling_kwargs`` (every knob, the seed) and guided choice, the draws as
-    ``n`` samples of one request. One draw per prompt first puts the prompts in the prefix cache, so
-    the children of the ``n``-request find them there.
+    ``n`` samples of one request. One draw per prompt first gives the label probabilities and puts
+    the prompt in the prefix cache for the ``n`` children; those ask no log-probabilities (vLLM
+    would decode 20 candidates for each).
     """
-    judge.complete(requests, sampling, [0])
-    rows = judge.complete(requests, sampling, range(n))
-    draws = [[drawn_label(c.text) for c in row] for row in rows]
     probabilities = []
-    for row in rows:
-        assert row[0].label_probs is not None, "vLLM returned no log-probabilities"
-        probabilities.append([row[0].label_probs[label] for label in LABELS])
-    return distribution_test(draws, probabilities)
+    for (probe,) in judge.complete(requests, sampling, [0]):
+        assert probe.label_probs is not None, "vLLM returned no log-probabilities"
+        probabilities.append([probe.label_probs[label] for label in LABELS])
+    rows = judge.complete(requests, replace(sampling, logprobs=None), range(n))
+    return distribution_test([[drawn_label(c.text) for c in row] for row in rows], probabilities)
 
 
 @pytest.mark.sampling_distribution
@@ -409,23 +408,22 @@ def _served_test(
 ) -> DistributionTest:
     """``n`` draws per request in one HTTP request each: the ``openai`` judge's body plus vLLM's ``n``.
 
-    One draw per prompt through the judge first puts the prompts in the server's prefix cache (see
-    :func:`_offline_test`).
+    One draw per prompt through the judge first gives the served label probabilities and puts the
+    prompt in the server's prefix cache (see :func:`_offline_test`).
     """
     draws, probabilities = [], []
     for request in requests:
-        judge.complete([request], sampling, [0])
-        body = {**judge.request_body(request, sampling, 0), "n": n}
+        (probe,) = judge.complete([request], sampling, [0])[0]
+        assert probe.label_probs is not None, f"vllm serve returned no log-probabilities: {probe.text!r}"
+        probabilities.append([probe.label_probs[label] for label in LABELS])
+        body = {**judge.request_body(request, replace(sampling, logprobs=None), 0), "n": n}
         reply = httpx.post(
             base_url + "/chat/completions", json=body, headers={"Authorization": "Bearer sk-vllm-test"}, timeout=600
         )
         assert reply.status_code == 200, reply.text[:500]
-        payload = reply.json()
-        assert len(payload["choices"]) == n, len(payload["choices"])
-        draws.append([drawn_label(choice["message"]["content"]) for choice in payload["choices"]])
-        label_probs = response_label_probs(payload, LABELS)
-        assert label_probs is not None, payload["choices"][0]
-        probabilities.append([label_probs[label] for label in LABELS])
+        choices = reply.json()["choices"]
+        assert len(choices) == n, len(choices)
+        draws.append([drawn_label(choice["message"]["content"]) for choice in choices])
     return distribution_test(draws, probabilities)
 
 
