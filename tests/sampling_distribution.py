@@ -9,7 +9,8 @@ the test's approximation asks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,8 @@ N_PROMPTS = 4
 DRAWS_PER_PROMPT = 500
 #: The test's level: the draws follow the probabilities unless p < ALPHA.
 ALPHA = 0.001
+#: vLLM's KV-cache block on its CPU build (the CPU platform's default block size, in tokens).
+VLLM_CPU_BLOCK_TOKENS = 128
 
 
 def zero_shot_requests(data_dir: Path, n: int = N_PROMPTS) -> list[ChatRequest]:
@@ -34,6 +37,35 @@ def zero_shot_requests(data_dir: Path, n: int = N_PROMPTS) -> list[ChatRequest]:
     chosen = comparisons[comparisons["dimension"] == "logic"].head(n)
     rendered = render_prompts(chosen, arguments, strategies=("zero",))
     return [ChatRequest(row.prompt_id, row.system, row.user, choices=LABELS) for row in rendered.itertuples()]
+
+
+def block_aligned_requests(
+    data_dir: Path,
+    prompt_tokens: Callable[[ChatRequest], int],
+    block: int = VLLM_CPU_BLOCK_TOKENS,
+    n: int = N_PROMPTS,
+    among: int = 200,
+) -> list[ChatRequest]:
+    """The first ``n`` zero-shot logic prompts (of the first ``among``) that end 1 or 2 tokens past a KV block.
+
+    vLLM draws the ``n`` samples of a request as ``n`` child requests, and its prefix cache reuses
+    whole blocks only: every child computes again the prompt's tokens past its last whole block (up
+    to 127 on the CPU build). For these prompts that is 1 or 2 tokens, so 500 draws cost about one
+    prefill. Chosen by token count alone, never by what the model answers.
+    """
+    chosen = [r for r in zero_shot_requests(data_dir, among) if 1 <= prompt_tokens(r) % block <= 2][:n]
+    if len(chosen) < n:
+        raise AssertionError(f"only {len(chosen)} of the first {among} zero-shot prompts end 1-2 tokens past a block")
+    return chosen
+
+
+def grammar_label_probabilities(top: Mapping[str, float]) -> list[float]:
+    """Raw probability of each label's first tokens among candidates ``top`` (text -> log-probability).
+
+    The tokens a label grammar lets an engine draw first are those spelling a start of a label
+    (``A``; ``T``, ``Ti``, ``Tie``), so only they count (not ``A.``, which the grammar refuses).
+    """
+    return [sum(math.exp(lp) for text, lp in top.items() if text and label.startswith(text)) for label in LABELS]
 
 
 def drawn_label(text: str) -> str:

@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -18,7 +19,14 @@ from argassets.platform.judges import LlamaCppJudge, OpenAIJudge, find_gguf
 from argassets.platform.judging import ChatRequest, SamplingParams
 from argassets.platform.judgment_cache import JudgmentCache
 from argassets.platform.pairwise.labels import LABELS
-from tests.sampling_distribution import ALPHA, DRAWS_PER_PROMPT, distribution_test, drawn_label, zero_shot_requests
+from tests.sampling_distribution import (
+    ALPHA,
+    DRAWS_PER_PROMPT,
+    distribution_test,
+    drawn_label,
+    grammar_label_probabilities,
+    zero_shot_requests,
+)
 
 pytestmark = pytest.mark.llm
 
@@ -236,6 +244,75 @@ def test_in_process_draws_follow_its_label_probabilities(gguf: Path, shared_data
         truncated = SamplingParams(1.0, top_p=1.0, seed=5, max_tokens=1, logprobs=20, top_k=1)
         result = distribution_test(*_in_process_draws(judge, requests, truncated, 100))
         print("llama.cpp in process, top_k 1:", result.describe())
+        assert result.p_value < ALPHA, result.describe()
+    finally:
+        judge.close()
+
+
+def _label_first_texts(gguf: Path) -> set[str]:
+    """The texts of the tokens a label grammar lets llama.cpp draw first, each checked to name one token.
+
+    llama-cpp-python's server keys its top log-probabilities by token text (UTF-8, undecodable
+    bytes dropped): a second token of the same text would hide a label token's value.
+    """
+    import llama_cpp
+
+    vocab = llama_cpp.Llama(str(gguf), vocab_only=True, verbose=False)
+    texts = [vocab.detokenize([token]).decode("utf-8", errors="ignore") for token in range(vocab.n_vocab())]
+    starts = [text for text in texts if text and any(label.startswith(text) for label in LABELS)]
+    assert len(starts) == len(set(starts)), f"two tokens share a label's text: {sorted(starts)}"
+    return set(starts)
+
+
+def _served_label_probabilities(
+    judge: OpenAIJudge, request: ChatRequest, sampling: SamplingParams, needed: set[str]
+) -> list[float]:
+    """The server's own label probabilities: the judge's body with ever more ``top_logprobs`` until every label token is in.
+
+    The server's log-probabilities are the model's before the grammar, where ``Ti`` ranks below the
+    first 1,024 tokens on 3 of the 4 prompts; the whole vocabulary at once takes about a minute
+    per prompt here (the server decodes every candidate).
+    """
+    k = 4096
+    while True:
+        body = judge.request_body(request, replace(sampling, logprobs=k), 0)
+        reply = httpx.post(judge.url, json=body, headers={"Authorization": f"Bearer {KEY}"}, timeout=600)
+        assert reply.status_code == 200, reply.text[:500]
+        (step,) = reply.json()["choices"][0]["logprobs"]["content"]
+        top = {entry["token"]: entry["logprob"] for entry in step["top_logprobs"]}
+        if needed <= set(top) or k >= 1 << 16:
+            assert needed <= set(top), (
+                f"label tokens {sorted(needed - set(top))} not among {len(top)} log-probabilities"
+            )
+            return grammar_label_probabilities(top)
+        k *= 4
+
+
+def _server_draws(judge: OpenAIJudge, requests: list[ChatRequest], sampling: SamplingParams, n: int) -> list[list[str]]:
+    """``n`` one-token draws per request through the ``openai`` judge, one HTTP request each.
+
+    Prompt by prompt: the server keeps the prompt's KV cache, so every draw after the first samples
+    the logits already there. The draws ask no log-probabilities (the server would compute them
+    over its whole context, seconds a request).
+    """
+    return [[drawn_label(c.text) for c in judge.complete([request], sampling, range(n))[0]] for request in requests]
+
+
+@pytest.mark.sampling_distribution
+def test_llama_server_draws_follow_its_label_probabilities(gguf: Path, llama_server: str, shared_data_dir: Path):
+    judge = OpenAIJudge("smollm2", llama_server, api_key=KEY, structured_output="grammar", timeout_s=600)
+    requests = zero_shot_requests(shared_data_dir)
+    full = SamplingParams(1.0, top_p=1.0, seed=5, max_tokens=1)
+    try:
+        # Read once: the server's log-probabilities are the model's, whatever the sampling knobs.
+        needed = _label_first_texts(gguf)
+        probabilities = [_served_label_probabilities(judge, request, full, needed) for request in requests]
+        result = distribution_test(_server_draws(judge, requests, full, DRAWS_PER_PROMPT), probabilities)
+        print("llama_cpp.server, full distribution:", result.describe())
+        assert result.p_value >= ALPHA, result.describe()
+        truncated = replace(full, top_k=1)
+        result = distribution_test(_server_draws(judge, requests, truncated, 100), probabilities)
+        print("llama_cpp.server, top_k 1:", result.describe())
         assert result.p_value < ALPHA, result.describe()
     finally:
         judge.close()

@@ -11,6 +11,8 @@
   ``political_predictions`` partition (JSON schema) of the entry, through the judgment cache.
 - ``vllm serve`` from the same install, same engine arguments, feeding the ``openai`` judge in both
   structured-output modes that vLLM serves (``guided_choice`` and ``json_schema``).
+- Distribution tests (marker ``sampling_distribution``): 2,000 seeded one-token draws through the
+  engine and through ``vllm serve`` follow the engine's own label probabilities; ``top_k`` 1 fails.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
@@ -36,7 +39,7 @@ from argassets.argument_quality.prompts import render_prompts
 from argassets.platform.choice_parsing import parse_choice
 from argassets.platform.judges import OpenAIJudge, VLLMJudge, build_judge
 from argassets.platform.judges.vllm_backend import run_seed, serve_args
-from argassets.platform.judges.vllm_model import read_stamp
+from argassets.platform.judges.vllm_model import ensure_converted, read_stamp
 from argassets.platform.judging import ChatRequest, SamplingParams
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
@@ -51,6 +54,14 @@ from resources.judges import JudgmentCacheResource
 from resources.registry import ModelRegistryResource
 from resources.storage import duckdb_io_manager
 from tests.model_partitions import add_partitions
+from tests.sampling_distribution import (
+    ALPHA,
+    DRAWS_PER_PROMPT,
+    DistributionTest,
+    block_aligned_requests,
+    distribution_test,
+    drawn_label,
+)
 from tests.vllm_fixtures import ENTRY, SharedEngineJudgeResource
 
 pytestmark = pytest.mark.vllm_engine
@@ -338,3 +349,96 @@ def test_vllm_serve_feeds_the_openai_judge(
     assert all(c.text.lstrip().startswith("{") for c in scores[0]), [c.text for c in scores[0]]
     # The seed sent for each run is the one recorded.
     assert [c.seed for c in labels[0]] == [SAMPLING.run_seed(run) for run in range(N_RUNS)]
+
+
+# --- the draws follow the engine's own label probabilities (docs/judgments.md, "Sampling knobs") ---
+
+#: The full distribution and a truncated one (top_k 1 always draws the most probable label).
+FULL = SamplingParams(1.0, top_p=1.0, seed=5, max_tokens=1, logprobs=20)
+TRUNCATED = SamplingParams(1.0, top_p=1.0, seed=5, max_tokens=1, logprobs=20, top_k=1)
+TRUNCATED_DRAWS = 100
+
+
+@pytest.fixture(scope="module")
+def aligned_requests(vllm_entry: ModelEntry, shared_data_dir: Path) -> list[ChatRequest]:
+    """Real zero-shot prompts whose draws reuse the prompt's KV blocks (``block_aligned_requests``)."""
+    from transformers import AutoTokenizer
+
+    judge = build_judge(vllm_entry)
+    assert isinstance(judge, VLLMJudge)
+    folder = ensure_converted(judge.gguf) if judge.gguf is not None else judge.engine["model"]
+    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+
+    def prompt_tokens(request: ChatRequest) -> int:
+        return len(tokenizer.apply_chat_template(request.messages, add_generation_prompt=True, return_dict=False))
+
+    return block_aligned_requests(shared_data_dir, prompt_tokens)
+
+
+def _offline_test(judge: VLLMJudge, requests: list[ChatRequest], sampling: SamplingParams, n: int) -> DistributionTest:
+    """``n`` one-token draws per request through the ``vllm`` judge, tested against its label probabilities.
+
+    The judge's own path: ``sampling_kwargs`` (every knob, the seed) and guided choice, the draws as
+    ``n`` samples of one request. One draw per prompt first gives the label probabilities and puts
+    the prompt in the prefix cache for the ``n`` children; those ask no log-probabilities (vLLM
+    would decode 20 candidates for each).
+    """
+    probabilities = []
+    for (probe,) in judge.complete(requests, sampling, [0]):
+        assert probe.label_probs is not None, "vLLM returned no log-probabilities"
+        probabilities.append([probe.label_probs[label] for label in LABELS])
+    rows = judge.complete(requests, replace(sampling, logprobs=None), range(n))
+    return distribution_test([[drawn_label(c.text) for c in row] for row in rows], probabilities)
+
+
+@pytest.mark.sampling_distribution
+def test_vllm_offline_draws_follow_its_label_probabilities(
+    vllm_engine: VLLMJudge, aligned_requests: list[ChatRequest]
+) -> None:
+    full = _offline_test(vllm_engine, aligned_requests, FULL, DRAWS_PER_PROMPT)
+    print("vLLM offline, full distribution:", full.describe())
+    assert full.p_value >= ALPHA, full.describe()
+    truncated = _offline_test(vllm_engine, aligned_requests, TRUNCATED, TRUNCATED_DRAWS)
+    print("vLLM offline, top_k 1:", truncated.describe())
+    assert truncated.p_value < ALPHA, truncated.describe()
+
+
+def _served_test(
+    base_url: str, judge: OpenAIJudge, requests: list[ChatRequest], sampling: SamplingParams, n: int
+) -> DistributionTest:
+    """``n`` draws per request in one HTTP request each: the ``openai`` judge's body plus vLLM's ``n``.
+
+    One draw per prompt through the judge first gives the served label probabilities and puts the
+    prompt in the server's prefix cache (see :func:`_offline_test`).
+    """
+    draws, probabilities = [], []
+    for request in requests:
+        (probe,) = judge.complete([request], sampling, [0])[0]
+        assert probe.label_probs is not None, f"vllm serve returned no log-probabilities: {probe.text!r}"
+        probabilities.append([probe.label_probs[label] for label in LABELS])
+        body = {**judge.request_body(request, replace(sampling, logprobs=None), 0), "n": n}
+        reply = httpx.post(
+            base_url + "/chat/completions", json=body, headers={"Authorization": "Bearer sk-vllm-test"}, timeout=600
+        )
+        assert reply.status_code == 200, reply.text[:500]
+        choices = reply.json()["choices"]
+        assert len(choices) == n, len(choices)
+        draws.append([drawn_label(choice["message"]["content"]) for choice in choices])
+    return distribution_test(draws, probabilities)
+
+
+@pytest.mark.sampling_distribution
+def test_vllm_serve_draws_follow_its_label_probabilities(
+    vllm_server: str, vllm_entry: ModelEntry, aligned_requests: list[ChatRequest]
+) -> None:
+    assert vllm_entry.model_id is not None
+    judge = OpenAIJudge(vllm_entry.model_id, vllm_server, api_key="sk-vllm-test", structured_output="guided_choice")
+    try:
+        full = _served_test(vllm_server, judge, aligned_requests, FULL, DRAWS_PER_PROMPT)
+        print("vllm serve, full distribution:", full.describe())
+        assert full.p_value >= ALPHA, full.describe()
+        truncated = _served_test(vllm_server, judge, aligned_requests, TRUNCATED, TRUNCATED_DRAWS)
+        print("vllm serve, top_k 1:", truncated.describe())
+        assert truncated.p_value < ALPHA, truncated.describe()
+    finally:
+        judge.close()
