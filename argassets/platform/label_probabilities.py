@@ -5,7 +5,9 @@ of ``{"label": "Tie"}``'s value, or of the verdict after a reasoning). The candi
 reports there (its top log-probabilities) are read as labels: a candidate whose text, after what
 the emitted token holds before the label (``"`` in ``"Tie``), spells the start of a label (``T``,
 ``Ti``, ``Tie``; as the labels are spelled: ``a`` is no ``A``, the grammar would not draw it), or
-the whole label followed by punctuation (``A.``), counts for that label. Under guided choice these are exactly the tokens the engine may draw first, and the path
+the whole label followed by punctuation (``A.``, ``A"``) in an answer that is more than a bare
+label, counts for that label. A bare-label answer (guided choice) could not have drawn ``A.``, so
+there only the starts of labels count: these are exactly the tokens the engine may draw first, and the path
 they start ends in that label, so the renormalised probabilities are the distribution the runs
 are drawn from (at temperature 1, no truncation). ``label_mass`` is the raw sum before
 renormalising: near 1 when the model meant to answer with a label, low when the restriction
@@ -47,28 +49,35 @@ class LabelDistribution:
     mass: float
 
 
-def _counts_for(rest: str, labels: Sequence[str]) -> str | None:
-    """The label a candidate's text (after the emitted token's pre-label part) starts, or ``None``."""
+def _counts_for(rest: str, labels: Sequence[str], bare: bool = False) -> str | None:
+    """The label a candidate's text (after the emitted token's pre-label part) starts, or ``None``.
+
+    ``bare``: the answer is a label alone, so a label followed by punctuation counts for nothing.
+    """
     if not rest:
         return None
     matches = []
     for label in labels:
-        if label.startswith(rest) or (rest.startswith(label) and not rest[len(label) :][:1].isalnum()):
+        followed = not bare and rest.startswith(label) and not rest[len(label) :][:1].isalnum()
+        if label.startswith(rest) or followed:
             matches.append(label)
     return matches[0] if len(matches) == 1 else None
 
 
-def label_candidates(top: Mapping[str, float], labels: Sequence[str], before: str = "") -> dict[str, float]:
+def label_candidates(
+    top: Mapping[str, float], labels: Sequence[str], before: str = "", bare: bool = False
+) -> dict[str, float]:
     """Raw probability of each label among the candidates ``top`` of one position.
 
     ``before`` is the text the emitted token holds before the label; candidates not starting with
-    it start no label. A candidate that could start two labels is counted for neither.
+    it start no label. A candidate that could start two labels is counted for neither. ``bare``: the
+    answer is a label alone (``A.`` counts for nothing).
     """
     raw = dict.fromkeys(labels, 0.0)
     for text, logprob in top.items():
         if not text.startswith(before) or logprob is None or math.isnan(logprob):
             continue
-        label = _counts_for(text[len(before) :], labels)
+        label = _counts_for(text[len(before) :], labels, bare)
         if label is not None:
             raw[label] += math.exp(logprob)
     return raw
@@ -109,12 +118,12 @@ def choice_probabilities(steps: Sequence[TokenCandidates], labels: Sequence[str]
         if offset < 0:
             # A label cut by the token limit (``T`` of ``Tie``, a one-token probe) starts at the first token.
             cut = bool(steps) and _counts_for(steps[0].token, labels) is not None
-            return label_candidates(steps[0].top, labels) if cut else None
+            return label_candidates(steps[0].top, labels, bare=True) if cut else None
     position = _label_position(tokens, text, label)
     if position is None:
         return None
     index, before = position
-    return label_candidates(steps[index].top, labels, before)
+    return label_candidates(steps[index].top, labels, before, bare=text in labels)
 
 
 def label_distribution(raw: Mapping[str, float] | None, labels: Sequence[str]) -> LabelDistribution | None:

@@ -34,6 +34,15 @@ def test_a_bare_label_counts_every_token_that_starts_a_label() -> None:
     assert distribution.probabilities == pytest.approx((0.5 / 0.86, 0.2 / 0.86, 0.16 / 0.86))
 
 
+def test_a_bare_label_answer_counts_no_label_followed_by_punctuation() -> None:
+    # Guided choice could not draw "A." after a bare "A": it is no start of the answer's label.
+    top = {"A": _log(0.3), "A.": _log(0.2), "B": _log(0.4), "T": _log(0.1)}
+    assert choice_probabilities([TokenCandidates("A", top)], LABELS) == pytest.approx({"A": 0.3, "B": 0.4, "Tie": 0.1})
+    # The same candidates after a reasoning: there "A." is the label A, ending the verdict.
+    steps = [TokenCandidates("So", {"So": 0.0}), TokenCandidates(": ", {": ": 0.0}), TokenCandidates("A", top)]
+    assert choice_probabilities(steps, LABELS) == pytest.approx({"A": 0.5, "B": 0.4, "Tie": 0.1})
+
+
 def test_the_label_inside_json_is_read_after_the_emitted_tokens_prefix() -> None:
     steps = [
         TokenCandidates('{"', {'{"': 0.0}),
