@@ -51,3 +51,15 @@ def _no_user_registry_override(monkeypatch: pytest.MonkeyPatch) -> None:
 def _sample_corpus_written() -> None:
     """Tests (and their subprocesses) point at data/sample; its files are generated, not tracked."""
     ensure_sample_corpus()
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """Debian's Chromium for Playwright (``$ARGASSETS_CHROMIUM`` or ``/usr/bin/chromium``).
+
+    A service fixture (tests/services.py): a test that drives the browser leaves the fast loop.
+    """
+    path = Path(os.environ.get("ARGASSETS_CHROMIUM", "/usr/bin/chromium"))
+    if not path.exists():
+        pytest.fail(f"{path} not found: install Debian's chromium (apt-get install -y chromium)")
+    return path
