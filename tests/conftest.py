@@ -13,6 +13,7 @@ from argassets.platform.paths import resolve_data_dir
 pytest_plugins = [
     "tests.no_skips",
     "tests.services",
+    "tests.worker_groups",
     "pytester",
     "tests.kb_fixtures",
     "tests.postgres_server",
@@ -47,9 +48,11 @@ def _no_user_registry_override(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv("ARGASSETS_MODELS")
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _sample_corpus_written() -> None:
-    """Tests (and their subprocesses) point at data/sample; its files are generated, not tracked."""
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests (and their subprocesses) point at data/sample; its files are generated, not tracked.
+
+    Written here, before pytest-xdist starts its workers, so that two workers never write them at once.
+    """
     ensure_sample_corpus()
 
 
