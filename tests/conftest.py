@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
+import dagster as dg
 import pytest
 
 from argassets.argument_quality.corpus import ensure_sample_corpus
@@ -39,6 +42,24 @@ def duckdb_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "argassets.duckdb"
     monkeypatch.setenv("ARGASSETS_DUCKDB", str(path))
     return path
+
+
+@pytest.fixture(scope="session")
+def empty_instance_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The storage of an empty Dagster instance, created once: its SQLite schemas take seconds to
+    create, a copy milliseconds. Copy it, never open it (:func:`dagster_instance` does)."""
+    folder = tmp_path_factory.mktemp("empty_instance")
+    with dg.instance_for_test(temp_dir=str(folder)):
+        pass
+    return folder
+
+
+@pytest.fixture()
+def dagster_instance(empty_instance_folder: Path, tmp_path: Path) -> Iterator[dg.DagsterInstance]:
+    """A new instance for this test alone: ``instance_for_test`` on a copy of the empty one."""
+    folder = shutil.copytree(empty_instance_folder, tmp_path / "dagster_home")
+    with dg.instance_for_test(temp_dir=str(folder)) as instance:
+        yield instance
 
 
 @pytest.fixture(autouse=True)

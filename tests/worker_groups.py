@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 
 #: Session fixtures that take seconds (parsing QT30, which the 22 published models' fixture also
-#: needs; materialising the sample's Study A inputs), in the order that names a test's group.
-EXPENSIVE_SESSION_FIXTURES: tuple[str, ...] = ("qt30_kb", "upstream_db")
+#: needs; materialising the sample's Study A inputs; the sensor tests' bootstrapped instances), in
+#: the order that names a test's group.
+EXPENSIVE_SESSION_FIXTURES: tuple[str, ...] = ("qt30_kb", "upstream_db", "judged_snapshot", "reported_snapshot")
 _SHARED_SCOPES = frozenset({"module", "class", "package"})
 
 
