@@ -16,7 +16,6 @@ from argassets.platform.paths import resolve_data_dir
 pytest_plugins = [
     "tests.no_skips",
     "tests.services",
-    "tests.worker_groups",
     "pytester",
     "tests.kb_fixtures",
     "tests.postgres_server",
