@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
+import dagster as dg
 import pytest
 
 from argassets.argument_quality.corpus import ensure_sample_corpus
@@ -40,6 +43,24 @@ def duckdb_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def empty_instance_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The storage of an empty Dagster instance, created once: its SQLite schemas take seconds to
+    create, a copy milliseconds. Copy it, never open it (:func:`dagster_instance` does)."""
+    folder = tmp_path_factory.mktemp("empty_instance")
+    with dg.instance_for_test(temp_dir=str(folder)):
+        pass
+    return folder
+
+
+@pytest.fixture()
+def dagster_instance(empty_instance_folder: Path, tmp_path: Path) -> Iterator[dg.DagsterInstance]:
+    """A new instance for this test alone: ``instance_for_test`` on a copy of the empty one."""
+    folder = shutil.copytree(empty_instance_folder, tmp_path / "dagster_home")
+    with dg.instance_for_test(temp_dir=str(folder)) as instance:
+        yield instance
+
+
 @pytest.fixture(autouse=True)
 def _no_user_registry_override(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests read the shipped registry unless they set ``$ARGASSETS_MODELS`` themselves."""
@@ -47,7 +68,21 @@ def _no_user_registry_override(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv("ARGASSETS_MODELS")
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _sample_corpus_written() -> None:
-    """Tests (and their subprocesses) point at data/sample; its files are generated, not tracked."""
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests (and their subprocesses) point at data/sample; its files are generated, not tracked.
+
+    Written here, before pytest-xdist starts its workers, so that two workers never write them at once.
+    """
     ensure_sample_corpus()
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """Debian's Chromium for Playwright (``$ARGASSETS_CHROMIUM`` or ``/usr/bin/chromium``).
+
+    A service fixture (tests/services.py): a test that drives the browser leaves the fast loop.
+    """
+    path = Path(os.environ.get("ARGASSETS_CHROMIUM", "/usr/bin/chromium"))
+    if not path.exists():
+        pytest.fail(f"{path} not found: install Debian's chromium (apt-get install -y chromium)")
+    return path

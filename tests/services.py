@@ -16,9 +16,9 @@ SERVICES_MARKER = "services"
 SERVICE_MARKERS: frozenset[str] = frozenset(
     {"neo4j", "postgres", "llm", "vllm_engine", "browser", "concurrency", "slurm", "slow", "sampling_distribution"}
 )
-#: Fixtures that start a server or load a real model (embedding_model: all-MiniLM-L6-v2, ~10 s to load).
+#: Fixtures that start a server, a browser or a real model (embedding_model: all-MiniLM-L6-v2, ~10 s to load).
 SERVICE_FIXTURES: frozenset[str] = frozenset(
-    {"neo4j_server", "postgres_server", "slurm_cluster", "vllm_engine", "embedding_model"}
+    {"neo4j_server", "postgres_server", "slurm_cluster", "vllm_engine", "embedding_model", "chromium"}
 )
 
 _running: dict[str, pytest.Item] = {}

@@ -32,23 +32,22 @@ def test_ui_binds_loopback_by_default() -> None:
     assert (args.host, args.port) == ("127.0.0.1", 3000)
 
 
-def test_sync_adds_missing_partitions_and_never_deletes() -> None:
-    with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("judge_models", ["old-model", "b"])
-        result = cli.sync_partitions(instance, REG)
-        assert result == {"added": ["a", "c"], "present": ["b"], "not_in_registry": ["old-model"]}
-        assert instance.get_dynamic_partitions("judge_models") == ["old-model", "b", "a", "c"]
-        # Each study's own partitions: its entries only (b was there before the study definitions).
-        assert instance.get_dynamic_partitions("models_argument_quality") == ["a", "b"]
-        assert instance.get_dynamic_partitions("models_political") == ["c"]
-        assert cli.sync_partitions(instance, REG)["added"] == []
-        dry = cli.sync_partitions(
-            instance,
-            parse_registry({"models": [{"name": "d", "backend": "random", "studies": ["political"]}]}),
-            dry_run=True,
-        )
-        assert dry["added"] == ["d"] and "d" not in instance.get_dynamic_partitions("judge_models")
-        assert "d" not in instance.get_dynamic_partitions("models_political")
+def test_sync_adds_missing_partitions_and_never_deletes(dagster_instance: dg.DagsterInstance) -> None:
+    dagster_instance.add_dynamic_partitions("judge_models", ["old-model", "b"])
+    result = cli.sync_partitions(dagster_instance, REG)
+    assert result == {"added": ["a", "c"], "present": ["b"], "not_in_registry": ["old-model"]}
+    assert dagster_instance.get_dynamic_partitions("judge_models") == ["old-model", "b", "a", "c"]
+    # Each study's own partitions: its entries only (b was there before the study definitions).
+    assert dagster_instance.get_dynamic_partitions("models_argument_quality") == ["a", "b"]
+    assert dagster_instance.get_dynamic_partitions("models_political") == ["c"]
+    assert cli.sync_partitions(dagster_instance, REG)["added"] == []
+    dry = cli.sync_partitions(
+        dagster_instance,
+        parse_registry({"models": [{"name": "d", "backend": "random", "studies": ["political"]}]}),
+        dry_run=True,
+    )
+    assert dry["added"] == ["d"] and "d" not in dagster_instance.get_dynamic_partitions("judge_models")
+    assert "d" not in dagster_instance.get_dynamic_partitions("models_political")
 
 
 def _args(**kwargs) -> argparse.Namespace:
@@ -56,36 +55,34 @@ def _args(**kwargs) -> argparse.Namespace:
     return argparse.Namespace(**{**base, **kwargs})
 
 
-def test_partition_ranges_follow_instance_order_and_refuse_unknown_names() -> None:
-    with dg.instance_for_test() as instance:
-        cli.sync_partitions(instance, REG)
-        assert cli._select_partitions(REG, instance, _args(start="a", end="b")) == ["a", "b"]
-        assert cli._select_partitions(REG, instance, _args(start="b")) == ["b", "c"]
-        assert cli._select_partitions(REG, instance, _args(all=True)) == ["a", "b", "c"]
-        assert cli._select_partitions(REG, instance, _args(partitions="c, a")) == ["c", "a"]
-        with pytest.raises(cli.CliError, match="--to zz: no such partition"):
-            cli._select_partitions(REG, instance, _args(start="a", end="zz"))
-        with pytest.raises(cli.CliError, match="empty range"):
-            cli._select_partitions(REG, instance, _args(start="c", end="a"))
-        with pytest.raises(cli.CliError, match="not in the registry: zz"):
-            cli._select_partitions(REG, instance, _args(partitions="a,zz"))
-        with pytest.raises(cli.CliError, match="choose partitions"):
-            cli._select_partitions(REG, instance, _args())
+def test_partition_ranges_follow_instance_order_and_refuse_unknown_names(dagster_instance: dg.DagsterInstance) -> None:
+    cli.sync_partitions(dagster_instance, REG)
+    assert cli._select_partitions(REG, dagster_instance, _args(start="a", end="b")) == ["a", "b"]
+    assert cli._select_partitions(REG, dagster_instance, _args(start="b")) == ["b", "c"]
+    assert cli._select_partitions(REG, dagster_instance, _args(all=True)) == ["a", "b", "c"]
+    assert cli._select_partitions(REG, dagster_instance, _args(partitions="c, a")) == ["c", "a"]
+    with pytest.raises(cli.CliError, match="--to zz: no such partition"):
+        cli._select_partitions(REG, dagster_instance, _args(start="a", end="zz"))
+    with pytest.raises(cli.CliError, match="empty range"):
+        cli._select_partitions(REG, dagster_instance, _args(start="c", end="a"))
+    with pytest.raises(cli.CliError, match="not in the registry: zz"):
+        cli._select_partitions(REG, dagster_instance, _args(partitions="a,zz"))
+    with pytest.raises(cli.CliError, match="choose partitions"):
+        cli._select_partitions(REG, dagster_instance, _args())
 
 
-def test_partition_keys_on_the_command_line_are_checked_first() -> None:
-    with dg.instance_for_test() as instance:
-        cli.sync_partitions(instance, REG)
-        for bad in ("it's", "a b", "../x", "A"):
-            with pytest.raises(cli.CliError, match=r"--partitions: partition key .* is not a valid model name"):
-                cli._select_partitions(REG, instance, _args(partitions=f"a,{bad}"))
-        with pytest.raises(cli.CliError, match=r"--from: partition key \"a'\" is not a valid model name"):
-            cli._select_partitions(REG, instance, _args(start="a'"))
-        with pytest.raises(cli.CliError, match="materialize: partition key 'x;y' is not a valid model name"):
-            cli.cmd_materialize(argparse.Namespace(partition="x;y", study=None, with_reports=False))
-        # A key added by hand (the UI takes any text) is listed as such, never as a model.
-        instance.add_dynamic_partitions("judge_models", ["it's mine"])
-        assert "it's mine" in instance.get_dynamic_partitions("judge_models")
+def test_partition_keys_on_the_command_line_are_checked_first(dagster_instance: dg.DagsterInstance) -> None:
+    cli.sync_partitions(dagster_instance, REG)
+    for bad in ("it's", "a b", "../x", "A"):
+        with pytest.raises(cli.CliError, match=r"--partitions: partition key .* is not a valid model name"):
+            cli._select_partitions(REG, dagster_instance, _args(partitions=f"a,{bad}"))
+    with pytest.raises(cli.CliError, match=r"--from: partition key \"a'\" is not a valid model name"):
+        cli._select_partitions(REG, dagster_instance, _args(start="a'"))
+    with pytest.raises(cli.CliError, match="materialize: partition key 'x;y' is not a valid model name"):
+        cli.cmd_materialize(argparse.Namespace(partition="x;y", study=None, with_reports=False))
+    # A key added by hand (the UI takes any text) is listed as such, never as a model.
+    dagster_instance.add_dynamic_partitions("judge_models", ["it's mine"])
+    assert "it's mine" in dagster_instance.get_dynamic_partitions("judge_models")
 
 
 def test_fresh_dagster_home_gets_the_local_config_and_an_existing_one_is_kept(

@@ -7,10 +7,7 @@ with the network blocked, so a page that fetched anything (a CDN script) would f
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-
-import pytest
 
 from argassets.argument_quality.results_page import aq_page_html
 from argassets.platform.results_page import write_page
@@ -22,8 +19,6 @@ from tests.results_page_frames import (
     political_pairwise_frame,
     political_pointwise_frame,
 )
-
-CHROMIUM = Path(os.environ.get("ARGASSETS_CHROMIUM", "/usr/bin/chromium"))
 
 
 def _first_cells(page, table_id: str) -> list[str]:
@@ -63,18 +58,16 @@ def _check_page(page, path: Path, n_plots: int) -> None:
     assert all(url.startswith("file://") for url in requested), requested
 
 
-def test_results_pages_in_chromium(tmp_path: Path) -> None:
+def test_results_pages_in_chromium(chromium: Path, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)")
     aq = write_page(tmp_path / "aq.html", aq_page_html(aq_agreement_frame(), aq_length_bias_frame(), "cohen_kappa"))
     political = write_page(
         tmp_path / "political.html",
         political_page_html(political_pairwise_frame(), political_pointwise_frame(), POLITICAL_REGISTRY),
     )
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=["--no-sandbox"])
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 900}, offline=True)
             _check_page(context.new_page(), aq, n_plots=2)

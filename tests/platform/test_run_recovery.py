@@ -54,53 +54,53 @@ def _started_run(instance: dg.DagsterInstance, pid: int, tags: dict[str, str] | 
     return run
 
 
-def test_a_run_whose_processes_are_gone_is_failed_by_the_sensor_and_its_slot_freed() -> None:
-    with dg.instance_for_test() as instance:
-        storage = instance.event_log_storage
-        storage.set_concurrency_slots("gpu", 2)
-        dead, alive = _dead_pid(), os.getpid()
-        orphan = _started_run(instance, dead)  # e.g. `dagster asset materialize`, SIGKILLed: no tags
-        live = _started_run(instance, alive)
-        assert run_pids(instance, orphan) == {dead}
-        result = orphaned_runs_sensor(dg.build_sensor_context(instance=instance))
-        assert isinstance(result, dg.SkipReason) and orphan.run_id in (result.skip_message or "")
-        assert instance.get_run_by_id(orphan.run_id).status == dg.DagsterRunStatus.FAILURE
-        assert instance.get_run_by_id(live.run_id).status == dg.DagsterRunStatus.STARTED
-        assert [slot.run_id for slot in storage.get_concurrency_info("gpu").claimed_slots] == [live.run_id]
-        [failure] = instance.all_logs(orphan.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)
-        assert f"(pid {dead}) is gone (killed or crashed)" in failure.message
-        # Nothing left to do on the next tick.
-        assert fail_orphaned_runs(instance) == []
+def test_a_run_whose_processes_are_gone_is_failed_by_the_sensor_and_its_slot_freed(
+    dagster_instance: dg.DagsterInstance,
+) -> None:
+    storage = dagster_instance.event_log_storage
+    storage.set_concurrency_slots("gpu", 2)
+    dead, alive = _dead_pid(), os.getpid()
+    orphan = _started_run(dagster_instance, dead)  # e.g. `dagster asset materialize`, SIGKILLed: no tags
+    live = _started_run(dagster_instance, alive)
+    assert run_pids(dagster_instance, orphan) == {dead}
+    result = orphaned_runs_sensor(dg.build_sensor_context(instance=dagster_instance))
+    assert isinstance(result, dg.SkipReason) and orphan.run_id in (result.skip_message or "")
+    assert dagster_instance.get_run_by_id(orphan.run_id).status == dg.DagsterRunStatus.FAILURE
+    assert dagster_instance.get_run_by_id(live.run_id).status == dg.DagsterRunStatus.STARTED
+    assert [slot.run_id for slot in storage.get_concurrency_info("gpu").claimed_slots] == [live.run_id]
+    [failure] = dagster_instance.all_logs(orphan.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)
+    assert f"(pid {dead}) is gone (killed or crashed)" in failure.message
+    # Nothing left to do on the next tick.
+    assert fail_orphaned_runs(dagster_instance) == []
 
 
-def test_a_tagged_run_is_judged_by_its_tag_not_by_the_pids_of_its_events() -> None:
-    with dg.instance_for_test() as instance:
-        instance.event_log_storage.set_concurrency_slots("gpu", 1)
-        run = _started_run(instance, _dead_pid(), tags={PID_TAG: str(os.getpid())})
-        assert fail_orphaned_runs(instance) == []
-        assert instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.STARTED
+def test_a_tagged_run_is_judged_by_its_tag_not_by_the_pids_of_its_events(dagster_instance: dg.DagsterInstance) -> None:
+    dagster_instance.event_log_storage.set_concurrency_slots("gpu", 1)
+    run = _started_run(dagster_instance, _dead_pid(), tags={PID_TAG: str(os.getpid())})
+    assert fail_orphaned_runs(dagster_instance) == []
+    assert dagster_instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.STARTED
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_stops_an_execution_that_waits_and_fails_the_runs_of_this_process(sig: signal.Signals) -> None:
-    with dg.instance_for_test() as instance:
-        mine = instance.create_run_for_job(JOB, tags={PID_TAG: str(os.getpid())})
-        other = _started_run(instance, _dead_pid(), tags={PID_TAG: "1"})
-        before = signal.getsignal(sig)
-        release = threading.Event()
-        threading.Timer(0.5, lambda: os.kill(os.getpid(), sig)).start()
-        started = time.monotonic()
-        with pytest.raises(Stopped, match=sig.name):
-            run_stoppably(lambda: release.wait(60), instance)  # a wait Dagster would not interrupt
-        release.set()
-        assert time.monotonic() - started < 5
-        assert instance.get_run_by_id(mine.run_id).status == dg.DagsterRunStatus.FAILURE
-        assert instance.get_run_by_id(other.run_id).status == dg.DagsterRunStatus.STARTED
-        assert signal.getsignal(sig) is before  # the handler in force before is back
+def test_a_signal_stops_an_execution_that_waits_and_fails_the_runs_of_this_process(
+    dagster_instance: dg.DagsterInstance, sig: signal.Signals
+) -> None:
+    mine = dagster_instance.create_run_for_job(JOB, tags={PID_TAG: str(os.getpid())})
+    other = _started_run(dagster_instance, _dead_pid(), tags={PID_TAG: "1"})
+    before = signal.getsignal(sig)
+    release = threading.Event()
+    threading.Timer(0.5, lambda: os.kill(os.getpid(), sig)).start()
+    started = time.monotonic()
+    with pytest.raises(Stopped, match=sig.name):
+        run_stoppably(lambda: release.wait(60), dagster_instance)  # a wait Dagster would not interrupt
+    release.set()
+    assert time.monotonic() - started < 5
+    assert dagster_instance.get_run_by_id(mine.run_id).status == dg.DagsterRunStatus.FAILURE
+    assert dagster_instance.get_run_by_id(other.run_id).status == dg.DagsterRunStatus.STARTED
+    assert signal.getsignal(sig) is before  # the handler in force before is back
 
 
-def test_an_execution_that_ends_returns_its_value_or_raises_its_error() -> None:
-    with dg.instance_for_test() as instance:
-        assert run_stoppably(lambda: 42, instance) == 42
-        with pytest.raises(ZeroDivisionError):
-            run_stoppably(lambda: 1 / 0, instance)
+def test_an_execution_that_ends_returns_its_value_or_raises_its_error(dagster_instance: dg.DagsterInstance) -> None:
+    assert run_stoppably(lambda: 42, dagster_instance) == 42
+    with pytest.raises(ZeroDivisionError):
+        run_stoppably(lambda: 1 / 0, dagster_instance)

@@ -7,6 +7,7 @@ runs the same flow on the real assets.
 """
 
 import json
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,14 +203,49 @@ class Harness:
         return list(self.instance.get_dynamic_partitions(JUDGE_MODELS))
 
 
-@pytest.fixture()
-def harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
-    registry = tmp_path / "models.toml"
+def _isolate(monkeypatch: pytest.MonkeyPatch, registry: Path) -> None:
     monkeypatch.setenv("ARGASSETS_MODELS", str(registry))
     monkeypatch.delenv("ARGASSETS_RUN_BACKENDS", raising=False)
     monkeypatch.delenv("ARGASSETS_K8S_GPU_NODE_SELECTOR", raising=False)
-    with dg.instance_for_test() as instance:
-        yield Harness(instance=instance, registry=registry, database=tmp_path / "argassets.duckdb")
+
+
+@pytest.fixture()
+def harness(dagster_instance: dg.DagsterInstance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Harness:
+    registry = tmp_path / "models.toml"
+    _isolate(monkeypatch, registry)
+    return Harness(instance=dagster_instance, registry=registry, database=tmp_path / "argassets.duckdb")
+
+
+@dataclass(frozen=True)
+class Bootstrapped:
+    """An instance after :func:`_bootstrap`, kept as files (``home/``, the DuckDB file, the registry)
+    with the cursors of its last ticks; each test continues on its own copy."""
+
+    folder: Path
+    cursor: str | None
+    automation_cursor: object
+
+    @classmethod
+    def build(cls, folder: Path, empty_instance: Path, reports: bool) -> "Bootstrapped":
+        shutil.copytree(empty_instance, folder / "home")
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            _isolate(monkeypatch, folder / "models.toml")
+            with dg.instance_for_test(temp_dir=str(folder / "home")) as instance:
+                h = Harness(instance=instance, registry=folder / "models.toml", database=folder / "argassets.duckdb")
+                _bootstrap(h, reports=reports)
+        return cls(folder, h.cursor, h.automation_cursor)
+
+    def copy(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
+        folder = shutil.copytree(self.folder, tmp_path / "bootstrapped")
+        _isolate(monkeypatch, folder / "models.toml")
+        with dg.instance_for_test(temp_dir=str(folder / "home")) as instance:
+            yield Harness(
+                instance=instance,
+                registry=folder / "models.toml",
+                database=folder / "argassets.duckdb",
+                cursor=self.cursor,
+                automation_cursor=self.automation_cursor,
+            )
 
 
 def _selection(request: dg.RunRequest) -> list[str]:
@@ -290,9 +326,8 @@ def test_first_tick_adds_every_partition_and_requests_study_inputs_before_partit
     assert "added: none; changed: none; removed: none" in third.skip_reason.skip_message
 
 
-def test_new_entry_is_judged_and_every_report_refreshes_once(harness: Harness) -> None:
-    h = harness
-    _bootstrap(h)
+def test_new_entry_is_judged_and_every_report_refreshes_once(reported: Harness) -> None:
+    h = reported
     assert sorted(h.stored("aq_agreement_report")["judge_model"]) == ["longer-wins", "random"]
     assert sorted(h.stored("political_model_stats")["judge_model"]) == ["random"]
 
@@ -336,9 +371,8 @@ def test_new_entry_is_judged_and_every_report_refreshes_once(harness: Harness) -
     assert h.automation().total_requested == 0
 
 
-def test_several_new_partitions_refresh_the_report_once_after_the_last(harness: Harness) -> None:
-    h = harness
-    _bootstrap(h)
+def test_several_new_partitions_refresh_the_report_once_after_the_last(reported: Harness) -> None:
+    h = reported
     h.write(
         BASELINES
         + IMPORTED.replace("gpt-4o-import", "a-import").replace('["political"]', '["argument_quality"]')
@@ -370,9 +404,8 @@ def test_several_new_partitions_refresh_the_report_once_after_the_last(harness: 
     ]
 
 
-def test_removed_entry_keeps_its_partition_and_is_reported(harness: Harness) -> None:
-    h = harness
-    _bootstrap(h, reports=False)
+def test_removed_entry_keeps_its_partition_and_is_reported(judged: Harness) -> None:
+    h = judged
     h.write(BASELINES.split('[[models]]\nname = "random"')[0])  # only longer-wins is left
     result = h.tick()
     assert isinstance(result, dg.SensorResult)
@@ -395,9 +428,8 @@ def test_removed_entry_keeps_its_partition_and_is_reported(harness: Harness) -> 
     assert "already materialised" in back.skip_reason.skip_message
 
 
-def test_partition_keys_added_by_hand_are_reported_and_never_run(harness: Harness) -> None:
-    h = harness
-    _bootstrap(h, reports=False)
+def test_partition_keys_added_by_hand_are_reported_and_never_run(judged: Harness) -> None:
+    h = judged
     h.instance.add_dynamic_partitions(judge_models_partitions.name, ["it's mine", "Bad Name"])
     result = h.tick()
     assert isinstance(result, dg.SensorResult)
@@ -412,9 +444,8 @@ def test_partition_keys_added_by_hand_are_reported_and_never_run(harness: Harnes
     assert not again.run_requests and "'typo key'" in again.skip_reason.skip_message
 
 
-def test_invalid_registry_edit_skips_naming_entry_and_field_and_keeps_last_valid_state(harness: Harness) -> None:
-    h = harness
-    _bootstrap(h, reports=False)
+def test_invalid_registry_edit_skips_naming_entry_and_field_and_keeps_last_valid_state(judged: Harness) -> None:
+    h = judged
     valid_cursor = h.cursor
     h.write(BASELINES + IMPORTED.replace('backend = "import"', 'backend = "import"\ntemprature = 0.7'))
     skipped = h.tick()
@@ -430,9 +461,8 @@ def test_invalid_registry_edit_skips_naming_entry_and_field_and_keeps_last_valid
     assert [r.partition_key for r in fixed.run_requests] == ["gpt-4o-import"]
 
 
-def test_changed_entry_is_requested_again_but_a_description_edit_is_not(harness: Harness) -> None:
-    h = harness
-    _bootstrap(h, reports=False)
+def test_changed_entry_is_requested_again_but_a_description_edit_is_not(judged: Harness) -> None:
+    h = judged
     h.write(BASELINES.replace("seed = 1", 'seed = 1\ndescription = "now documented"'))
     cosmetic = h.tick()
     assert not cosmetic.run_requests
@@ -451,10 +481,9 @@ def test_changed_entry_is_requested_again_but_a_description_edit_is_not(harness:
 
 
 def test_gpu_entry_gets_a_partition_but_runs_only_where_vllm_runs(
-    harness: Harness, monkeypatch: pytest.MonkeyPatch
+    judged: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    h = harness
-    _bootstrap(h, reports=False)
+    h = judged
     h.write(BASELINES + GPU_MODEL)
     cpu_only = h.tick()
     assert "llama-3.3-70b-instruct" in h.partitions()

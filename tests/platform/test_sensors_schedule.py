@@ -5,7 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from sensors.schedules import nightly_refresh_schedule
-from tests.platform.test_sensors_registry import BASELINES, GPU_MODEL, Harness, _bootstrap
+from tests.platform.test_sensors_registry import BASELINES, GPU_MODEL, Harness
 
 K = dg.AssetKey
 
@@ -19,16 +19,14 @@ def _requests(data) -> list[tuple[str | None, list[str]]]:
     return [(r.partition_key, [k.to_user_string() for k in r.asset_selection]) for r in data.run_requests or []]
 
 
-def test_nothing_stale_is_a_skip(harness: Harness) -> None:
-    _bootstrap(harness)
-    data = _tick(harness)
+def test_nothing_stale_is_a_skip(reported: Harness) -> None:
+    data = _tick(reported)
     assert not data.run_requests
     assert data.skip_message == "nothing is stale"
 
 
-def test_a_refreshed_input_makes_partitions_stale_first_and_reports_after(harness: Harness) -> None:
-    h = harness
-    _bootstrap(h)
+def test_a_refreshed_input_makes_partitions_stale_first_and_reports_after(reported: Harness) -> None:
+    h = reported
     h.write(BASELINES + GPU_MODEL)  # a GPU model whose partition exists but never ran here
     h.tick()
     assert "llama-3.3-70b-instruct" in h.partitions()
@@ -50,9 +48,8 @@ def test_a_refreshed_input_makes_partitions_stale_first_and_reports_after(harnes
     assert _tick(h).skip_message == "nothing is stale"
 
 
-def test_reports_that_never_ran_are_materialised_in_one_run_per_study(harness: Harness) -> None:
-    h = harness
-    _bootstrap(h, reports=False)  # partitions judged, automation never ran the reports
+def test_reports_that_never_ran_are_materialised_in_one_run_per_study(judged: Harness) -> None:
+    h = judged  # partitions judged, automation never ran the reports
     data = _tick(h)
     assert _requests(data) == [(None, ["aq_agreement_report"]), (None, ["political_model_stats"])]
     # Tagged as the automation's report runs: the queue runs one per study at a time with those.

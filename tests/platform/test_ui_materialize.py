@@ -32,7 +32,6 @@ from tests.cli_home import cli_environment
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SAMPLE = ROOT / "data" / "sample"
-CHROMIUM = Path(os.environ.get("ARGASSETS_CHROMIUM", "/usr/bin/chromium"))
 OUTPUT = ROOT / "test-output" / "ui"
 NEO4J_SECRET = "ui-neo4j-SECRET-7731"
 OPENAI_SECRET = "sk-ui-openai-SECRET-5512"
@@ -127,9 +126,7 @@ class Instance:
 
 
 @pytest.fixture(scope="module")
-def ui(tmp_path_factory: pytest.TempPathFactory):
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)")
+def ui(chromium: Path, tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("ui")
     # Sensors and schedules start stopped (automation off): every run of this test is launched from the UI.
     env = cli_environment(
@@ -191,7 +188,7 @@ def ui(tmp_path_factory: pytest.TempPathFactory):
                 break
 
 
-def test_materialise_a_judgments_partition_and_a_report_from_the_ui(ui, tmp_path: Path) -> None:
+def test_materialise_a_judgments_partition_and_a_report_from_the_ui(ui, chromium: Path, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     base = ui["url"]
@@ -206,7 +203,7 @@ def test_materialise_a_judgments_partition_and_a_report_from_the_ui(ui, tmp_path
         shutil.copy(path, OUTPUT / path.name)
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(60_000)
         # The one-time "join the community" prompt covers the page whenever it shows up: skip it.
