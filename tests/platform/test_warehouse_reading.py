@@ -8,6 +8,8 @@ after, never a mix; at the end the published tables equal the DuckDB file's.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -17,7 +19,10 @@ import pytest
 
 import argassets.platform.paths as paths
 from argassets import cli
+from argassets.platform.paths import DUCKDB_ENV_VAR
 from argassets.platform.registry import load_registry
+from argassets.platform.resources.storage import read_stored_table
+from argassets.platform.table_store import TABLES_ENV_VAR
 from argassets.platform.warehouse import connect, published_dir
 
 STUDY = ["argument_quality"]
@@ -85,3 +90,32 @@ def test_a_reader_held_open_across_a_partition_and_its_reports(tmp_path: Path, m
         for table in tables:
             query = f'SELECT * FROM "{table}" ORDER BY ALL'
             pd.testing.assert_frame_equal(warehouse.execute(query).df(), published.execute(query).df(), obj=table)
+
+
+def test_a_table_read_outside_the_inputs_waits_for_another_process_holding_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The Neo4j export's statistics and the embeddings' previous vectors are read this way; a check
+    # of the same run holding the file made that step fail at once ("Conflicting lock is held").
+    database = tmp_path / "argassets.duckdb"
+    monkeypatch.setenv(DUCKDB_ENV_VAR, str(database))
+    monkeypatch.delenv(TABLES_ENV_VAR, raising=False)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time\n"
+            f"c = duckdb.connect({str(database)!r})\n"
+            "c.execute('CREATE TABLE held AS SELECT 42 AS x')\n"
+            "print('holding', flush=True)\n"
+            "time.sleep(3)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        table = read_stored_table("held")
+    finally:
+        holder.wait(timeout=60)
+    assert table is not None and table["x"].tolist() == [42]

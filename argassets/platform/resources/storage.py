@@ -250,11 +250,20 @@ def read_stored_table(name: str) -> pd.DataFrame | None:
 
         return store.read_partitions(name, PARTITION_COLUMN)
     import duckdb
+    from dagster._utils.backoff import backoff
 
     path = resolve_duckdb_path()
     if not path.exists():
         return None
-    with duckdb.connect(str(path)) as con:
+    # Another process may hold the file (a run writing, a check of the same run reading): wait as
+    # dagster-duckdb's own connections do, instead of failing the step at once.
+    connection = backoff(
+        fn=duckdb.connect,
+        retry_on=(RuntimeError, duckdb.IOException),
+        kwargs={"database": str(path), "read_only": True},
+        max_retries=10,
+    )
+    with connection as con:
         found = con.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND table_name = ?", [name]
         ).fetchone()
