@@ -30,6 +30,8 @@ time); the code location's automation sensor (``sensors.AUTOMATION_SENSOR``) eva
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -77,10 +79,7 @@ def study_reports_busy(study: str, report_keys: Iterable[dg.AssetKey]) -> dg.Aut
     if not keys:
         raise ValueError(f"study {study!r}: no report keys to watch")
     matches = [dg.AutomationCondition.asset_matches(key, dg.AutomationCondition.in_progress()) for key in keys]
-    condition = matches[0]
-    for match in matches[1:]:
-        condition = condition | match
-    return condition.with_label(f"report_run_of_{study}_in_progress")
+    return functools.reduce(operator.or_, matches).with_label(f"report_run_of_{study}_in_progress")
 
 
 def upstream_updated_since_requested() -> dg.AutomationCondition:
