@@ -9,8 +9,7 @@ the test's approximation asks.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,15 +56,6 @@ def block_aligned_requests(
     if len(chosen) < n:
         raise AssertionError(f"only {len(chosen)} of the first {among} zero-shot prompts end 1-2 tokens past a block")
     return chosen
-
-
-def grammar_label_probabilities(top: Mapping[str, float]) -> list[float]:
-    """Raw probability of each label's first tokens among candidates ``top`` (text -> log-probability).
-
-    The tokens a label grammar lets an engine draw first are those spelling a start of a label
-    (``A``; ``T``, ``Ti``, ``Tie``), so only they count (not ``A.``, which the grammar refuses).
-    """
-    return [sum(math.exp(lp) for text, lp in top.items() if text and label.startswith(text)) for label in LABELS]
 
 
 def drawn_label(text: str) -> str:

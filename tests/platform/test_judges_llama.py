@@ -18,13 +18,13 @@ from argassets.platform.incremental_judging import judge_incrementally
 from argassets.platform.judges import LlamaCppJudge, OpenAIJudge, find_gguf
 from argassets.platform.judging import ChatRequest, SamplingParams
 from argassets.platform.judgment_cache import JudgmentCache
+from argassets.platform.label_probabilities import label_candidates
 from argassets.platform.pairwise.labels import LABELS
 from tests.sampling_distribution import (
     ALPHA,
     DRAWS_PER_PROMPT,
     distribution_test,
     drawn_label,
-    grammar_label_probabilities,
     zero_shot_requests,
 )
 
@@ -284,7 +284,8 @@ def _served_label_probabilities(
             assert needed <= set(top), (
                 f"label tokens {sorted(needed - set(top))} not among {len(top)} log-probabilities"
             )
-            return grammar_label_probabilities(top)
+            raw = label_candidates(top, LABELS, bare=True)  # what a bare-label grammar can draw first
+            return [raw[label] for label in LABELS]
         k *= 4
 
 
