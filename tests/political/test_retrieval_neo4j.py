@@ -131,3 +131,22 @@ def test_missing_index_or_embeddings_name_what_to_materialise(neo4j_driver, neo4
         extra = synthetic_embeddings()
         extra.loc[0, "argument_id"] = "not-exported"
         neo4j_store.write_embeddings(neo4j_driver, database, extra)
+
+
+def test_store_checks_readiness_once_it_has_succeeded(neo4j_driver, neo4j_server, monkeypatch) -> None:
+    database = neo4j_server.database
+    _load(neo4j_driver, database, synthetic_embeddings())
+    checks: list[str] = []
+
+    def counted(driver, name: str) -> dict:
+        checks.append(name)
+        return check_ready(driver, name)
+
+    check_ready = neo4j_store.check_ready
+    monkeypatch.setattr(neo4j_store, "check_ready", counted)
+    store = Neo4jStore(neo4j_driver, database)
+    for query in QUERIES:
+        store.search(query, QUERY)
+    store.embedding_model()
+    # each check reads every node's embedding: once per store, not once per query
+    assert checks == [database]

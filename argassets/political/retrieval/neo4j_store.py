@@ -187,10 +187,18 @@ class Neo4jStore:
         self.driver = driver
         self.database = database
         self.exact = exact
+        self._ready: dict[str, Any] | None = None
+        self._systems: set[str] = set()
+
+    def readiness(self) -> dict[str, Any]:
+        """``check_ready``, once per store after it succeeds: it reads every node's embedding."""
+        if self._ready is None:
+            self._ready = check_ready(self.driver, self.database)
+        return self._ready
 
     def embedding_model(self) -> str:
         """The model identity of the stored embeddings (an error when they mix models)."""
-        models = check_ready(self.driver, self.database)["models"]
+        models = self.readiness()["models"]
         if len(models) != 1:
             raise Neo4jRetrievalError(
                 f"the Argument embeddings mix models {models}: materialise neo4j_political_kb_embeddings"
@@ -202,6 +210,8 @@ class Neo4jStore:
         return list(records)
 
     def check_system(self, system: str) -> None:
+        if system in self._systems:
+            return
         prop = _property(system, "mean")
         found = self._run(f"MATCH (a:{ARGUMENT_LABEL}) WHERE a.`{prop}` IS NOT NULL RETURN a LIMIT 1")
         if not found:
@@ -209,11 +219,12 @@ class Neo4jStore:
                 f"system {system!r} has no positions in Neo4j: materialise its predictions, "
                 "political_model_stats / political_ensembles, then neo4j_political_kb"
             )
+        self._systems.add(system)
 
     def search(self, query: RetrievalQuery, vector: np.ndarray) -> list[RetrievalResult]:
         """The results of ``query`` for the utterance's embedding ``vector``."""
         query.validate()
-        check_ready(self.driver, self.database)
+        self.readiness()
         params: dict[str, Any] = {
             "vector": [float(x) for x in np.asarray(vector).ravel()],
             "k": int(query.k),
@@ -246,7 +257,7 @@ class Neo4jStore:
         )
 
     def _indexed_vector(self, where: str, params: dict[str, Any], k: int) -> list[Any]:
-        total = int(self._run(f"MATCH (a:{ARGUMENT_LABEL}) RETURN count(a) AS n")[0]["n"])
+        total = int(self.readiness()["embedded"])
         candidates = min(max(4 * k, 50), total)
         while True:
             rows = self._run(
