@@ -195,12 +195,16 @@ def test_prompts_with_and_without_retrieval() -> None:
     assert "made these arguments" not in persona_request(10, 30).user
 
 
-def test_examples_are_taken_round_robin_over_groups() -> None:
+def test_examples_are_taken_round_robin_over_groups_closest_group_first() -> None:
     results = synthetic_store().search(RetrievalQuery("q", "typical", k=3), QUERY)
-    groups = list(dict.fromkeys((r.relation, r.direction, r.neighbour_force) for r in results))
+    best: dict[tuple, float] = {}
+    for r in results:
+        best.setdefault((r.relation, r.direction, r.neighbour_force), round(r.similarity, 5))
+    groups = sorted(best, key=lambda g: -best[g])
+    assert groups != list(best), "the fixture's closest group should not be listed first"
     chosen = select_examples(results, len(groups) + 1)
     assert [(r.relation, r.direction, r.neighbour_force) for r in chosen[: len(groups)]] == groups
     assert len(chosen) == len(groups) + 1
-    assert chosen[-1] == next(r for r in results[1:] if (r.relation, r.direction, r.neighbour_force) == groups[0])
+    assert chosen[-1] == [r for r in results if (r.relation, r.direction, r.neighbour_force) == groups[0]][1]
     assert select_examples(results, 2) == chosen[:2]
     assert select_examples([], 5) == []

@@ -69,14 +69,17 @@ class GeneratedAnswer:
 
 def select_examples(results: Sequence[RetrievalResult], limit: int = DEFAULT_MAX_EXAMPLES) -> list[RetrievalResult]:
     """At most ``limit`` results, taken round-robin over the (relation, direction, neighbour force)
-    groups in their order, so that a short prompt still shows supports and attacks alike."""
-    groups: dict[tuple[str, str, str], list[RetrievalResult]] = {}
+    groups, so that a short prompt still shows supports and attacks alike; the groups whose best
+    result is closest to the utterance come first (``results`` are ordered within each group)."""
+    grouped: dict[tuple[str, str, str], list[RetrievalResult]] = {}
     for result in results:
-        groups.setdefault((result.relation, result.direction, result.neighbour_force), []).append(result)
+        grouped.setdefault((result.relation, result.direction, result.neighbour_force), []).append(result)
+    # rounded as the stores order, so both stores choose alike; a stable sort keeps ties in order
+    groups = sorted(grouped.values(), key=lambda g: -round(max(r.similarity for r in g), 5))
     chosen: list[RetrievalResult] = []
     depth = 0
-    while len(chosen) < limit and any(depth < len(g) for g in groups.values()):
-        chosen += [g[depth] for g in groups.values() if depth < len(g)][: limit - len(chosen)]
+    while len(chosen) < limit and any(depth < len(g) for g in groups):
+        chosen += [g[depth] for g in groups if depth < len(g)][: limit - len(chosen)]
         depth += 1
     return chosen
 
