@@ -11,6 +11,11 @@ against a local endpoint (``FakeFleet``):
   stop within 15 s on SIGTERM or SIGINT and mark their run failed;
 - credentials planted in the endpoint URL and the API key appear nowhere in ``DAGSTER_HOME``, the
   DuckDB file, the cache or the captured output, after a failing and a succeeding run.
+
+The judge's scope is the sample's zero-shot prompts (105 x 3 runs = 315 requests, a third of the
+whole sample): none of these properties depends on the size, and the kill still lands mid-partition
+(after 4 requests, with at least 7 s of the endpoint's 0.05 s answers, two at a time, still to come;
+the killed run is asserted still ``STARTED``).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ base_url_env = "FAKE_FLEET_URL"
 api_key_env = "FAKE_FLEET_KEY"
 max_concurrency = 2
 gpus = 1
+scope.argument_quality = {{ strategies = ["zero"] }}
 """
 INPUTS = "webis_arguments,webis_expert_comparisons,aq_few_shot_examples,aq_prompts"
 MATERIALIZE = ["dagster", "asset", "materialize", "-m", "argassets.definitions", "--select", "aq_judgments"]

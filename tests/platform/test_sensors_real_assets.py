@@ -58,7 +58,9 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         ),
         dg.Definitions(resources={**definitions.defs.resources, "io_manager": duckdb_io_manager()}),
     )
-    with dg.instance_for_test() as instance:
+    # In memory: evaluating the automation conditions looks up the dynamic partitions thousands of
+    # times, and on a SQLite file each lookup opens a connection and checks the table first.
+    with dg.DagsterInstance.ephemeral() as instance:
         yield defs, instance, tmp_path
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -200,10 +201,15 @@ def test_a_partition_key_with_a_quote_breaks_no_report(storage: str, folder: Pat
 # --- 8 writer processes, one reader ----------------------------------------------------------------
 
 
-def _writer(folder: str, partition: str, go: str) -> None:
+def _own_instance(root: Path, name: str, empty_instance: str) -> str:
+    """A copy of the session's empty instance for one process (creating its SQLite schemas takes seconds)."""
+    return str(shutil.copytree(empty_instance, root / f"instance-{name}"))
+
+
+def _writer(folder: str, partition: str, go: str, empty_instance: str) -> None:
     root = Path(folder)
     os.environ[TABLES_ENV_VAR] = str(root / "tables")
-    with dg.instance_for_test() as instance:
+    with dg.instance_for_test(temp_dir=_own_instance(root, partition, empty_instance)) as instance:
         add_partitions(instance, WRITERS)
         (root / f"ready-{partition}").touch()
         while not os.path.exists(go):
@@ -212,12 +218,12 @@ def _writer(folder: str, partition: str, go: str) -> None:
     (root / f"done-{partition}").touch()
 
 
-def _reader(folder: str, go: str) -> None:
+def _reader(folder: str, go: str, empty_instance: str) -> None:
     """Materialise the report over every partition again and again while the writers run."""
     root = Path(folder)
     os.environ[TABLES_ENV_VAR] = str(root / "tables")
     seen = []
-    with dg.instance_for_test() as instance:
+    with dg.instance_for_test(temp_dir=_own_instance(root, "reader", empty_instance)) as instance:
         add_partitions(instance, WRITERS)
         manager = table_io_manager(str(root / "unused.duckdb"))
         (root / "ready-reader").touch()
@@ -240,17 +246,23 @@ def _reader(folder: str, go: str) -> None:
 
 
 @pytest.mark.concurrency
-def test_eight_processes_write_partitions_while_reports_read(folder: Path) -> None:
+def test_eight_processes_write_partitions_while_reports_read(
+    folder: Path, dagster_instance: dg.DagsterInstance, empty_instance_folder: Path
+) -> None:
+    """Nine real processes, forked from one server that imported this module once (``forkserver``):
+    each still has its own interpreter state, instance and IO manager, as ``spawn`` gave them, without
+    importing Dagster and the code location nine times."""
     os.environ.pop(TABLES_ENV_VAR, None)
     tables = folder / "tables"
-    with dg.instance_for_test() as instance:
-        assert dg.materialize(
-            UPSTREAM, resources=_resources(parquet_io_manager(str(tables)), folder), instance=instance
-        ).success
-    context = multiprocessing.get_context("spawn")
+    assert dg.materialize(
+        UPSTREAM, resources=_resources(parquet_io_manager(str(tables)), folder), instance=dagster_instance
+    ).success
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
     go = folder / "go"
-    writers = [context.Process(target=_writer, args=(str(folder), p, str(go))) for p in WRITERS]
-    reader = context.Process(target=_reader, args=(str(folder), str(go)))
+    empty = str(empty_instance_folder)
+    writers = [context.Process(target=_writer, args=(str(folder), p, str(go), empty)) for p in WRITERS]
+    reader = context.Process(target=_reader, args=(str(folder), str(go), empty))
     for process in [*writers, reader]:
         process.start()
     deadline = time.time() + 600

@@ -10,6 +10,7 @@ tree is left, and the run is no longer active (marked failed).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -85,13 +86,26 @@ def _tree(pid: int) -> list[psutil.Process]:
     return [root, *root.children(recursive=True)]
 
 
-@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT to the group"])
-def test_ui_stops_with_every_child_and_its_run_in_flight(stop: str, tmp_path: Path) -> None:
-    env = _environment(tmp_path)
+@pytest.fixture(scope="module")
+def synced_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A ``DAGSTER_HOME`` after ``argassets partitions sync`` of :data:`REGISTRY` (run once, copied by each test)."""
+    folder = tmp_path_factory.mktemp("synced")
     sync = subprocess.run(
-        [str(BIN / "argassets"), "partitions", "sync"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+        [str(BIN / "argassets"), "partitions", "sync"],
+        cwd=ROOT,
+        env=_environment(folder),
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert sync.returncode == 0, sync.stdout + sync.stderr
+    return folder / "dagster_home"
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT to the group"])
+def test_ui_stops_with_every_child_and_its_run_in_flight(stop: str, synced_home: Path, tmp_path: Path) -> None:
+    env = _environment(tmp_path)
+    shutil.copytree(synced_home, env["DAGSTER_HOME"], dirs_exist_ok=True)
     port = _free_port()
     log = tmp_path / "ui.log"
     process = subprocess.Popen(
