@@ -3,8 +3,7 @@
 Everything runs against ``$DAGSTER_HOME`` (default: ``.dagster_home/`` in the project), the same
 instance ``dagster dev`` shows, so results appear in the UI. Runs execute in this process, in
 order (``run-default`` forks a process for the later studies' inputs and for a study's reports
-while the next study is judged),
-and are recorded like any other run (re-execute them from the UI).
+while the next study is judged), and are recorded like any other run (re-execute them from the UI).
 
 Commands::
 
