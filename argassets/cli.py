@@ -2,7 +2,8 @@
 
 Everything runs against ``$DAGSTER_HOME`` (default: ``.dagster_home/`` in the project), the same
 instance ``dagster dev`` shows, so results appear in the UI. Runs execute in this process, in
-order, and are recorded like any other run (re-execute them from the UI).
+order (``run-default`` forks a process for the later studies' inputs and for a study's reports
+while the next study is judged), and are recorded like any other run (re-execute them from the UI).
 
 Commands::
 
@@ -26,13 +27,14 @@ backfill``) are documented in docs/operations.md.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -260,6 +262,80 @@ class Executor:
             ok = self.run(keys, name, run_tags_for_entry(entry, study=study), f"{study} / {name}") and ok
         return ok
 
+    def run_default(self, registry: ModelRegistry, names: Sequence[str], studies: Sequence[str]) -> bool:
+        """The inputs, partitions of ``names`` and reports of ``studies``, on two cores.
+
+        The first study's inputs run here, the other studies' in a forked process meanwhile. Then
+        study after study: its partitions (one run each), then its reports in a forked process while
+        the next study's partitions are judged (the last study's reports here). A study with a
+        failed partition gets no reports. Forks inherit the loaded code location (nothing is
+        imported again); DuckDB and the judgment cache take one writer at a time, and Dagster's
+        connections to them wait for their turn. Every forked process is waited for; on an
+        exception (a signal) they are terminated.
+        """
+        background: dict[str, Any] = {}
+        try:
+            ok = self._judge_and_report(registry, names, studies, background)
+        except BaseException:
+            for process in background.values():
+                process.terminate()
+            raise
+        finished = [self._succeeded(label, process) for label, process in background.items()]
+        return ok and all(finished)
+
+    def _judge_and_report(
+        self, registry: ModelRegistry, names: Sequence[str], studies: Sequence[str], background: dict[str, Any]
+    ) -> bool:
+        first = self.missing_inputs(studies[:1], everything=True)
+        if first and not self.run(first, None, {}, "study inputs and tables"):
+            return False
+        later = [key for key in self.missing_inputs(studies[1:], everything=True) if key not in first]
+        inputs = "study inputs and tables"
+        if later:
+            background[inputs] = self._in_background(inputs, lambda: self.run(later, None, {}, inputs))
+        failed: list[str] = []
+        reports_ok = True
+        for i, study in enumerate(studies):
+            if i > 0 and inputs in background and not self._succeeded(inputs, background.pop(inputs)):
+                return False
+            members = [n for n in names if study in registry.get(n).studies]
+            failed_here = [n for n in members if not self.run_partition(registry, n, [study])]
+            failed += [n for n in failed_here if n not in failed]
+            if failed_here:
+                _print(f"{study}: reports not run, partitions failed: {', '.join(failed_here)}")
+            elif i < len(studies) - 1:
+                label = f"{study} reports"
+                background[label] = self._in_background(label, functools.partial(self.run_reports, [study]))
+            else:
+                reports_ok = self.run_reports([study])
+        if failed:
+            _print(f"failed partitions: {', '.join(failed)}")
+        return reports_ok and not failed
+
+    @staticmethod
+    def _in_background(label: str, work: Callable[[], bool]) -> Any:
+        """A forked process doing ``work`` (exit status 0 when it returned true)."""
+        import multiprocessing
+
+        def main() -> None:
+            sys.exit(0 if work() else 1)
+
+        # What is buffered now would be written twice, once by each process.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        process = multiprocessing.get_context("fork").Process(target=main, name=f"argassets {label}")
+        process.start()
+        _print(f"{label}: running in process {process.pid}")
+        return process
+
+    @staticmethod
+    def _succeeded(label: str, process: Any) -> bool:
+        """Whether a process of :meth:`_in_background` succeeded, once it has finished."""
+        process.join()
+        if process.exitcode != 0:
+            _print(f"{label}: process {process.pid} exited with status {process.exitcode}")
+        return process.exitcode == 0
+
     def run_reports(self, studies: Sequence[str] | None = None) -> bool:
         """Every report of ``studies`` (default all), after the inputs and standalone tables their
         checks need that were never materialised."""
@@ -403,14 +479,10 @@ def cmd_run_default(args: argparse.Namespace) -> int:
             + "; ".join(get_study(s).title for s in left_out)
         )
     _print(f"models: {', '.join(names)}; studies: {', '.join(studies) or 'none'}")
-    inputs = executor.missing_inputs(studies, everything=True)
-    if inputs and not executor.run(inputs, None, {}, "study inputs and tables"):
-        return 1
-    failed = [name for name in names if not executor.run_partition(registry, name, studies)]
-    if failed:
-        _print(f"failed partitions: {', '.join(failed)}")
-        return 1
-    ok = executor.run_reports(studies)
+    no_study = [n for n in names if not any(s in registry.get(n).studies for s in studies)]
+    for name in no_study:
+        _print(f"{name}: takes part in no selected study with assets here; nothing to run")
+    ok = executor.run_default(registry, names, studies)
     if ok:
         _print(f"done; see the results with `argassets ui` (DAGSTER_HOME={dagster_home()})")
     return 0 if ok else 1

@@ -176,7 +176,14 @@ class _Progress:
 
 def _checked(completions: Iterable[tuple[str, Completion]]) -> list[tuple[str, Completion]]:
     """The completions with ``answered`` set by the one definition of a non-answer."""
-    return [(sha, replace(c, answered=not is_non_answer(c.text, c.answered))) for sha, c in completions]
+    return [(sha, _with_answered(c)) for sha, c in completions]
+
+
+def _with_answered(completion: Completion) -> Completion:
+    """``completion`` with ``answered`` per :func:`is_non_answer`; the same object when already so
+    (nearly always: copying every completion of a baseline's batch cost seconds)."""
+    answered = not is_non_answer(completion.text, completion.answered)
+    return completion if completion.answered is answered else replace(completion, answered=answered)
 
 
 def _cached_row(completion: Completion, backend: str, attempts: int) -> CachedRow:

@@ -20,6 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -106,9 +107,13 @@ class ChatRequest:
         """The chat messages in the OpenAI format."""
         return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
 
-    @property
+    @cached_property
     def prompt_sha256(self) -> str:
-        """SHA-256 of the canonical JSON of the chat messages (see :func:`messages_sha256`)."""
+        """SHA-256 of the canonical JSON of the chat messages (see :func:`messages_sha256`).
+
+        Computed once per request (the judging path asks for it several times per request); a
+        frozen request's messages never change, so the cached digest stays right.
+        """
         return messages_sha256(self.system, self.user)
 
 

@@ -104,6 +104,8 @@ _ADDED_COLUMNS: dict[str, tuple[str, str]] = {
 _VALUE_NAMES = tuple(name for name, _, _ in VALUE_COLUMNS)
 _KEY_NAMES = tuple(name for name, _, _ in KEY_COLUMNS)
 assert set(SCOPE_COLUMNS) | set(ITEM_COLUMNS) == set(_KEY_NAMES)
+#: The columns of a stored row, in the order of ``_NewRow.values``.
+STORED_COLUMNS: tuple[str, ...] = (*_KEY_NAMES, *_VALUE_NAMES, "stored_at")
 
 
 class CachedRow(TypedDict):
@@ -128,16 +130,41 @@ Item = tuple[str, int]
 Again = Mapping[Item, int]
 
 
+#: Recent encodings and decodings of label probabilities: a baseline's few distributions repeat on
+#: every one of its hundreds of thousands of rows, and JSON each time cost a quarter of its judging.
+_ENCODED: dict[tuple[tuple[str, str], ...], str] = {}
+_DECODED: dict[str, dict[str, float]] = {}
+_MEMO_SIZE = 4096
+
+
+def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(memo) >= _MEMO_SIZE:
+        memo.clear()
+    memo[key] = value
+
+
 def encode_label_probs(label_probs: Mapping[str, float] | None) -> str | None:
     """The stored form of :attr:`Completion.label_probs`: canonical JSON, or ``None``."""
     if label_probs is None:
         return None
-    return json.dumps({str(k): float(v) for k, v in label_probs.items()}, sort_keys=True, separators=(",", ":"))
+    # Keyed by each value's repr, what JSON writes: equal keys give the very same text (even -0.0, nan).
+    key = tuple((str(k), repr(float(v))) for k, v in label_probs.items())
+    encoded = _ENCODED.get(key)
+    if encoded is None:
+        encoded = json.dumps({str(k): float(v) for k, v in label_probs.items()}, sort_keys=True, separators=(",", ":"))
+        _remember(_ENCODED, key, encoded)
+    return encoded
 
 
 def decode_label_probs(stored: str | None) -> dict[str, float] | None:
-    """:attr:`Completion.label_probs` from its stored form."""
-    return None if stored is None else {str(k): float(v) for k, v in json.loads(stored).items()}
+    """:attr:`Completion.label_probs` from its stored form (a fresh dictionary every call)."""
+    if stored is None:
+        return None
+    decoded = _DECODED.get(stored)
+    if decoded is None:
+        decoded = {str(k): float(v) for k, v in json.loads(stored).items()}
+        _remember(_DECODED, stored, decoded)
+    return dict(decoded)
 
 
 def _settled(row: Row, seen: int) -> bool:
@@ -308,6 +335,18 @@ class _NewRow:
         if name in _VALUE_NAMES:
             return cast(Mapping[str, Any], self.value)[name]
         return getattr(self, name)
+
+    def values(self) -> tuple[Any, ...]:
+        """Every column of the ``completions`` table: :data:`STORED_COLUMNS`, in that order."""
+        value = cast(Mapping[str, Any], self.value)
+        return (
+            self.model,
+            self.prompt_sha256,
+            self.sampling_key,
+            self.run,
+            *(value[name] for name in _VALUE_NAMES),
+            self.stored_at,
+        )
 
 
 def _rows(
@@ -490,9 +529,9 @@ class SQLiteJudgmentStore(JudgmentStore):
         rows = _rows(model, sampling_key, backend, items, again)
         if not rows:
             return set()
-        columns = (*_KEY_NAMES, *_VALUE_NAMES, "stored_at")
+        columns = STORED_COLUMNS
         names = ", ".join(columns)
-        values = [tuple(row.column(c) for c in columns) for row in rows]
+        values = [row.values() for row in rows]
         replace = ", ".join(f"{name} = excluded.{name}" for name in (*_VALUE_NAMES, "stored_at"))
         with self._transaction() as conn:
             before = conn.total_changes

@@ -91,12 +91,12 @@ class RandomJudge:
         out = []
         for request in requests:
             row = []
+            probabilities = self.label_probabilities(request)
             for run in runs:
                 started = time.perf_counter()
                 at = utc_now()
                 text = self.answer(request, run)
                 latency = time.perf_counter() - started
-                probabilities = self.label_probabilities(request)
                 row.append(Completion(text, int(run), self.seed, latency, at, utc_now(), label_probs=probabilities))
             out.append(row)
         return out
@@ -129,9 +129,12 @@ class LongerWinsJudge:
 
     def label_probabilities(self, request: ChatRequest) -> dict[str, float] | None:
         """One-hot on :meth:`answer` over the choices (``None`` without choices); label mass 1."""
+        return self._one_hot(request, self.answer(request))
+
+    @staticmethod
+    def _one_hot(request: ChatRequest, answer: str) -> dict[str, float] | None:
         if not request.choices:
             return None
-        answer = self.answer(request)
         return {choice: float(choice == answer) for choice in request.choices}
 
     def close(self) -> None:
@@ -147,6 +150,6 @@ class LongerWinsJudge:
             text = self.answer(request)
             latency = time.perf_counter() - started
             done = utc_now()
-            probabilities = self.label_probabilities(request)
+            probabilities = self._one_hot(request, text)
             out.append([Completion(text, int(run), None, latency, at, done, label_probs=probabilities) for run in runs])
         return out
