@@ -240,10 +240,13 @@ def test_materialise_a_judgments_partition_and_a_report_from_the_ui(ui, chromium
             # 3. The report's Markdown table, on its asset page.
             page.goto(f"{base}/assets/aq_variability_report", wait_until="networkidle")
             show = page.get_by_text("[Show Markdown]")
+            table = page.locator("table", has_text="random").last
+            # The metadata renders after the page's queries (seconds under load; expect's own default
+            # is 5 s): wait for it before asking which form it took.
+            expect(show.or_(table).first).to_be_visible(timeout=60_000)
             if show.count():  # long Markdown opens in a dialog; short Markdown is inline
                 show.first.click()
-            table = page.locator("table", has_text="random").last
-            expect(table).to_be_visible()
+            expect(table).to_be_visible(timeout=60_000)
             table_text = table.inner_text()
             pages_text.append(page.content())
             shot(page, "03-report")
