@@ -23,6 +23,7 @@ pytest_plugins = [
     "tests.vllm_fixtures",
     "tests.published_fixtures",
     "tests.sample_fixtures",
+    "tests.cli_home",
 ]
 
 

@@ -65,6 +65,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             "ARGASSETS_DATA_DIR": str(SAMPLE),
             "ARGASSETS_MODELS": str(tmp / "models.toml"),
             "ARGASSETS_AUTOMATION": "off",
+            # Each run's steps in the run's process (as `argassets` runs them): the commands, their
+            # partitions, runs and tags are under test, not the import of the code location per step.
+            "ARGASSETS_EXECUTOR": "in_process",
             "PYTHONUNBUFFERED": "1",
         }
     )

@@ -116,12 +116,15 @@ def _materialize(env: dict[str, str], log: Path, cli: str) -> subprocess.Popen:
     ids=["dagster-cli-sigterm-then-sigkill", "argassets-cli-sigkill"],
 )
 def test_killed_judgments_run_resumes_without_loss_duplication_or_resending(
-    tmp_path: Path, cli: str, signals: tuple[signal.Signals, ...]
+    tmp_path: Path, cli: str, signals: tuple[signal.Signals, ...], study_a_inputs_home: Path
 ) -> None:
     with FakeFleet(api_key=SECRET, delay_s=0.03) as fleet:
         # The local instance config: the judging step holds a slot of the "gpu" pool (limit 1), so a
-        # run killed without a trace would block the next one until it is marked failed.
-        env = cli_environment(tmp_path, REGISTRY, FAKE_FLEET_URL=fleet.base_url, FAKE_FLEET_KEY=SECRET)
+        # run killed without a trace would block the next one until it is marked failed. The study's
+        # inputs come materialised (a copy of the session's home): only judging is under test.
+        env = cli_environment(
+            tmp_path, REGISTRY, inputs=study_a_inputs_home, FAKE_FLEET_URL=fleet.base_url, FAKE_FLEET_KEY=SECRET
+        )
         home, cache, database = (Path(env[k]) for k in ("DAGSTER_HOME", "ARGASSETS_CACHE", "ARGASSETS_DUCKDB"))
         setup = subprocess.run(
             [str(BIN / "argassets"), "partitions", "sync"],
@@ -132,23 +135,6 @@ def test_killed_judgments_run_resumes_without_loss_duplication_or_resending(
             timeout=300,
         )
         assert setup.returncode == 0, setup.stderr
-        inputs = subprocess.run(
-            [
-                str(BIN / "dagster"),
-                "asset",
-                "materialize",
-                "-m",
-                "argassets.definitions",
-                "--select",
-                "webis_arguments,webis_expert_comparisons,aq_few_shot_examples,aq_prompts",
-            ],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert inputs.returncode == 0, inputs.stdout[-2000:]
 
         # 1. Start judging, wait until a few batches are cached and more requests are in flight.
         first_log = tmp_path / "first.log"

@@ -105,10 +105,15 @@ def _stop_everything_of(home: Path, daemon: subprocess.Popen) -> None:
 
 
 @pytest.fixture()
-def home(tmp_path: Path) -> Iterator[tuple[dict[str, str], dg.DagsterInstance]]:
+def home(tmp_path: Path, study_a_inputs_home: Path) -> Iterator[tuple[dict[str, str], dg.DagsterInstance]]:
     # Steps in the run's process: the runs' import of the code location per step is not under test.
+    # The study's inputs come materialised (a copy of the session's home, by `dagster asset materialize`).
     env = cli_environment(
-        tmp_path, REGISTRY, ARGASSETS_AUTOMATION_INTERVAL_S=str(INTERVAL_S), ARGASSETS_EXECUTOR="in_process"
+        tmp_path,
+        REGISTRY,
+        inputs=study_a_inputs_home,
+        ARGASSETS_AUTOMATION_INTERVAL_S=str(INTERVAL_S),
+        ARGASSETS_EXECUTOR="in_process",
     )
     with dg.DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
         sync_partitions(instance, load_registry(tmp_path / "models.toml"))
@@ -119,15 +124,10 @@ def test_a_partition_launched_twice_leaves_every_report_fresh(home, tmp_path: Pa
     env, instance = home
     layout = code_location_layout()
     reports = report_groups(layout)[STUDY]
-    inputs = ",".join(key.to_user_string() for key in layout.inputs_by_study[STUDY])
     workspace = ("-w", str(ROOT / "workspace.yaml"))
-    # The study's inputs, and only Study A's reports sensor running (the others stay stopped).
-    _finish(
-        [
-            _cli(env, "dagster", "asset", "materialize", "-m", "argassets.definitions", "--select", inputs),
-            _cli(env, "dagster", "sensor", "start", *workspace, f"{STUDY}_reports_sensor"),
-        ]
-    )
+    assert all(instance.get_latest_materialization_event(key) for key in layout.inputs_by_study[STUDY])
+    # Only Study A's reports sensor running (the others stay stopped).
+    _finish([_cli(env, "dagster", "sensor", "start", *workspace, f"{STUDY}_reports_sensor")])
     log = tmp_path / "daemon.log"
     daemon = subprocess.Popen(
         [str(BIN / "dagster-daemon"), "run", *workspace],

@@ -82,19 +82,16 @@ def _materialize(env: dict[str, str], log: Path) -> subprocess.Popen:
     )
 
 
-def test_killed_vllm_run_resumes_without_loss_or_resending(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    env = cli_environment(tmp_path, _registry())
+def test_killed_vllm_run_resumes_without_loss_or_resending(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, study_a_inputs_home: Path
+) -> None:
+    # The study's inputs come materialised (a copy of the session's home): only judging is under test.
+    env = cli_environment(tmp_path, _registry(), inputs=study_a_inputs_home)
     home, cache, database = (Path(env[k]) for k in ("DAGSTER_HOME", "ARGASSETS_CACHE", "ARGASSETS_DUCKDB"))
     setup = subprocess.run(
         [str(BIN / "argassets"), "partitions", "sync"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
     )
     assert setup.returncode == 0, setup.stderr
-    inputs = subprocess.run(
-        [str(BIN / "dagster"), "asset", "materialize", "-m", "argassets.definitions", "--select",
-         "webis_arguments,webis_expert_comparisons,aq_few_shot_examples,aq_prompts"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert inputs.returncode == 0, inputs.stdout[-2000:]
     with duckdb.connect(str(database), read_only=True) as con:
         in_scope = con.execute(
             "SELECT count(*) FROM main.aq_prompts WHERE topic_id = 1 AND dimension = 'logic' AND strategy = 'zero'"
