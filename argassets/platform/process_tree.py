@@ -37,13 +37,15 @@ class ProcessTree:
         self.remember()
 
     def remember(self) -> None:
-        """Add the root's current descendants to those remembered."""
-        try:
-            children = self.root.children(recursive=True)
-        except psutil.NoSuchProcess:
-            return
-        for child in children:
-            self.seen.setdefault(child.pid, child)
+        """Add the current descendants of the root and of every process remembered: a run worker
+        reparented to init while the root stopped can still start a step process."""
+        for parent in [self.root, *self.seen.values()]:
+            try:
+                children = parent.children(recursive=True)
+            except psutil.NoSuchProcess:
+                continue
+            for child in children:
+                self.seen.setdefault(child.pid, child)
 
     def pids(self) -> set[int]:
         """The pids of the root and of every descendant remembered."""
