@@ -38,18 +38,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from argassets.platform.partitions import JUDGE_MODELS, add_model_partitions
-from argassets.platform.paths import PROJECT_ROOT, resolve_data_dir
-from argassets.platform.registry import (
-    BASELINE_BACKENDS,
-    ModelRegistry,
-    PartitionKeyError,
-    RegistryError,
-    is_valid_partition_key,
-    load_registry,
-    validate_partition_key,
-)
-from argassets.platform.run_recovery import (
+from argassets.platform.operations.run_recovery import (
     HOST_TAG,
     PID_TAG,
     Stopped,
@@ -58,6 +47,17 @@ from argassets.platform.run_recovery import (
     run_stoppably,
     signals_recorded,
 )
+from argassets.platform.paths import PROJECT_ROOT, resolve_data_dir
+from argassets.platform.registry.entries import (
+    BASELINE_BACKENDS,
+    ModelRegistry,
+    PartitionKeyError,
+    RegistryError,
+    is_valid_partition_key,
+    load_registry,
+    validate_partition_key,
+)
+from argassets.platform.registry.partitions import JUDGE_MODELS, add_model_partitions
 from argassets.platform.study import get_study, study_names
 
 DEFAULT_DAGSTER_HOME = PROJECT_ROOT / ".dagster_home"
@@ -187,7 +187,7 @@ class Executor:
     def __init__(self, instance: Any):
         from dagster._core.definitions.reconstruct import ReconstructableRepository
 
-        from argassets.platform.automation import operations_layout
+        from argassets.platform.operations.automation import operations_layout
 
         self.instance = instance
         self.recon_repo = ReconstructableRepository.for_module(
@@ -246,7 +246,7 @@ class Executor:
         return sorted(missing, key=order.__getitem__)
 
     def run_partition(self, registry: ModelRegistry, name: str, studies: Sequence[str] | None) -> bool:
-        from sensors.run_tags import run_tags_for_entry
+        from argassets.platform.operations.run_tags import run_tags_for_entry
 
         entry = registry.get(name)
         chosen = [s for s in entry.studies if s in self.layout.roots and (studies is None or s in studies)]
@@ -490,7 +490,7 @@ def cmd_run_default(args: argparse.Namespace) -> int:
 
 def mark_orphans(instance: Any) -> list[str]:
     """Mark runs whose process is gone as failed and free their pool slots
-    (:func:`argassets.platform.run_recovery.fail_orphaned_runs`); one line per run."""
+    (:func:`argassets.platform.operations.run_recovery.fail_orphaned_runs`); one line per run."""
     lines = []
     for run, reason in fail_orphaned_runs(instance):
         gone = reason.removeprefix("the process running it ").removesuffix(" (killed or crashed)")
@@ -515,7 +515,7 @@ UI_TERMINATE_S = 2.0
 def cmd_ui(args: argparse.Namespace) -> int:
     """dagster dev in its own session; on SIGTERM or SIGINT it and every process it started stop
     (within about 8 s), and the runs those processes were running are marked failed."""
-    from argassets.platform.process_tree import ProcessTree
+    from argassets.platform.operations.process_tree import ProcessTree
 
     # Opened now: importing dagster takes seconds that the stop must not spend.
     instance = get_instance(recover=False)
@@ -557,7 +557,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
     """One query over the published tables (never the DuckDB file a run writes)."""
     import duckdb
 
-    from argassets.platform.warehouse import connect
+    from argassets.platform.storage.warehouse import connect
 
     try:
         with connect() as connection:

@@ -1,7 +1,7 @@
 """``argassets estimate MODEL``: a partition's work before it runs, from the instance's state.
 
 Reads the study inputs the instance has materialised, the judgment cache, and the entry's
-earlier judging runs (their metadata) to build :class:`argassets.platform.estimate.WorkEstimate`.
+earlier judging runs (their metadata) to build :class:`argassets.platform.operations.estimate.WorkEstimate`.
 ``argassets slurm backfill`` uses the same estimate for each job's time limit and tags, and
 refuses a partition over the budget.
 """
@@ -14,10 +14,15 @@ from typing import Any
 
 import pandas as pd
 
-from argassets.platform.estimate import WorkEstimate, estimate_partition, measured_throughput, missing_completions
-from argassets.platform.judging import ChatRequest, SamplingParams
-from argassets.platform.prompt_tokens import prompt_token_counts
-from argassets.platform.registry import ModelEntry, ModelRegistry
+from argassets.platform.judging.interface import ChatRequest, SamplingParams
+from argassets.platform.judging.prompt_tokens import prompt_token_counts
+from argassets.platform.operations.estimate import (
+    WorkEstimate,
+    estimate_partition,
+    measured_throughput,
+    missing_completions,
+)
+from argassets.platform.registry.entries import ModelEntry, ModelRegistry
 from argassets.platform.study import studies
 
 Loader = Callable[[str], pd.DataFrame]
@@ -54,8 +59,8 @@ def estimate_for(executor: Any, registry: ModelRegistry, name: str, study: str) 
     import dagster as dg
 
     from argassets.cli import CliError
-    from argassets.platform.judgment_cache import default_cache_location, open_judgment_cache
-    from argassets.platform.model_identity import cache_model_key
+    from argassets.platform.judging.identity import cache_model_key
+    from argassets.platform.storage.judgment_cache import default_cache_location, open_judgment_cache
 
     known = workloads()
     if study not in known:

@@ -6,7 +6,7 @@ Commands::
     argassets slurm status RUN_ID
     argassets estimate MODEL [--study S]
 
-``estimate`` prints a partition's work before it runs (argassets/platform/estimate.py).
+``estimate`` prints a partition's work before it runs (argassets/platform/operations/estimate.py).
 
 ``backfill`` materialises any missing study inputs in this process, then creates one Dagster run
 per partition and study and launches it through the instance's ``SlurmRunLauncher``
@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from argassets.platform.registry import ModelRegistry
+from argassets.platform.registry.entries import ModelRegistry
 
 #: Engine-event text that marks a run whose Slurm job's end has been recorded.
 ENDED_MARK = "Slurm job ended:"
@@ -34,7 +34,7 @@ POLL_SECONDS = 2.0
 def slurm_launcher(instance: Any) -> Any:
     """The instance's ``SlurmRunLauncher``; a clear error when the instance launches runs otherwise."""
     from argassets.cli import CliError
-    from argassets.platform.slurm.launcher import SlurmRunLauncher
+    from argassets.platform.operations.slurm.launcher import SlurmRunLauncher
 
     launcher = instance.run_launcher
     if not isinstance(launcher, SlurmRunLauncher):
@@ -48,7 +48,7 @@ def slurm_launcher(instance: Any) -> Any:
 def launch_partition(executor: Any, registry: ModelRegistry, name: str, studies: Sequence[str] | None) -> list[str]:
     """Launch one Slurm-backed run per study of partition ``name``; their run ids."""
     from argassets.cli import CliError, _print
-    from sensors.run_tags import run_tags_for_entry
+    from argassets.platform.operations.run_tags import run_tags_for_entry
 
     entry = registry.get(name)
     chosen = [s for s in entry.studies if s in executor.layout.roots and (studies is None or s in studies)]
@@ -84,8 +84,8 @@ def estimate_tags(executor: Any, registry: ModelRegistry, name: str, study: str)
     """The run's estimate as tags, with the job's time limit from it; refuses a run over budget."""
     from argassets.cli import CliError, _print
     from argassets.cli_estimate import estimate_for, workloads
-    from argassets.platform.estimate import BudgetExceeded, check_budget
-    from argassets.platform.slurm.launcher import TIME_TAG
+    from argassets.platform.operations.estimate import BudgetExceeded, check_budget
+    from argassets.platform.operations.slurm.launcher import TIME_TAG
 
     if study not in workloads():
         return {}
@@ -167,7 +167,7 @@ def cmd_slurm_backfill(args: argparse.Namespace) -> int:
 
 def cmd_slurm_status(args: argparse.Namespace) -> int:
     from argassets.cli import CliError, _print, get_instance
-    from argassets.platform.slurm.launcher import JOB_ID_TAG
+    from argassets.platform.operations.slurm.launcher import JOB_ID_TAG
 
     instance = get_instance()
     run = instance.get_run_by_id(args.run_id)

@@ -3,8 +3,8 @@
 import dagster as dg
 
 from argassets.catalog import ASSET_MODULES, CHECK_MODULES
-from argassets.platform.automation import with_automation
-from argassets.platform.run_recovery import recover_at_load
+from argassets.platform.operations.automation import with_automation
+from argassets.platform.operations.run_recovery import recover_at_load
 from resources.build import build_resources
 from sensors import JOBS, SCHEDULES, SENSORS
 from sensors.settings import run_executor
@@ -14,7 +14,7 @@ from sensors.settings import run_executor
 recover_at_load()
 
 defs = dg.Definitions(
-    # Declarative automation of everything downstream of the judged partitions (argassets/platform/automation.py).
+    # Declarative automation of everything downstream of the judged partitions (argassets/platform/operations/automation.py).
     assets=with_automation(dg.load_assets_from_modules(ASSET_MODULES)),
     asset_checks=dg.load_asset_checks_from_modules(CHECK_MODULES + ASSET_MODULES),
     resources=build_resources(),

@@ -1,7 +1,7 @@
 """The run-tag policy: every run of a model partition carries its registry tags, however launched.
 
 The registry sensor, the per-study jobs and the ``argassets`` CLI tag their runs with
-:func:`sensors.run_tags.run_tags_for_entry`. A run launched from the UI's asset graph (the implicit
+:func:`argassets.platform.operations.run_tags.run_tags_for_entry`. A run launched from the UI's asset graph (the implicit
 asset job) or a UI backfill of assets carries only ``dagster/partition``. :class:`TaggingRunCoordinator`
 is the instance's run queue (``deploy/local/dagster.yaml``): before a run is queued it adds the
 tags that the same function gives for the run's partition and study, and keeps every tag the run
@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Mapping
 import dagster as dg
 from dagster._core.run_coordinator import QueuedRunCoordinator, SubmitRunContext
 
-from argassets.platform.registry import ModelEntry, RegistryError, load_registry
+from argassets.platform.registry.entries import ModelEntry, RegistryError, load_registry
 
 PARTITION_TAG = "dagster/partition"
 
@@ -49,7 +49,7 @@ def policy_tags(
 ) -> dict[str, str]:
     """The registry tags a run of a model partition lacks (empty for other runs, and for runs that
     were tagged when launched: a tag the run has is never replaced)."""
-    from sensors.run_tags import MODEL_TAG, run_tags_for_entry
+    from argassets.platform.operations.run_tags import MODEL_TAG, run_tags_for_entry
 
     partition = tags.get(PARTITION_TAG)
     if partition is None or MODEL_TAG in tags:

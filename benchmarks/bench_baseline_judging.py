@@ -1,7 +1,7 @@
 """Benchmark: the per-completion work of a baseline's judging, the shortcuts against what they replace.
 
 ``run-default`` judges 369,414 completions per Study A baseline. Per completion the judging path
-(:mod:`argassets.platform.incremental_judging` with the SQLite cache) encodes the label
+(:mod:`argassets.platform.judging.incremental` with the SQLite cache) encodes the label
 probabilities twice (store, and the row kept in memory), decodes them once (the report), and asks
 each request for its prompt hash about four times. Measured in one run, on the random baseline's
 own distributions (uniform over A/B/Tie, a fresh dictionary per completion as the judge gives it):
@@ -35,11 +35,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from argassets.platform.incremental_judging import judge_incrementally  # noqa: E402
-from argassets.platform.judges.baselines import RandomJudge  # noqa: E402
-from argassets.platform.judging import ChatRequest, SamplingParams, messages_sha256  # noqa: E402
-from argassets.platform.judgment_cache import JudgmentCache, decode_label_probs, encode_label_probs  # noqa: E402
+from argassets.platform.judging.engines.baselines import RandomJudge  # noqa: E402
+from argassets.platform.judging.incremental import judge_incrementally  # noqa: E402
+from argassets.platform.judging.interface import ChatRequest, SamplingParams, messages_sha256  # noqa: E402
 from argassets.platform.pairwise.labels import LABELS  # noqa: E402
+from argassets.platform.storage.judgment_cache import JudgmentCache, decode_label_probs, encode_label_probs  # noqa: E402
 
 SYSTEM = "You compare two arguments on one quality dimension and answer A, B or Tie. " * 20
 

@@ -43,7 +43,7 @@ class InstantJudge:
         self.sent = 0
 
     def complete(self, requests, sampling, runs):  # noqa: ANN001, ANN201
-        from argassets.platform.judging import Completion, utc_now
+        from argassets.platform.judging.interface import Completion, utc_now
 
         now = utc_now()
         self.sent += len(requests) * len(runs)
@@ -51,9 +51,9 @@ class InstantJudge:
 
 
 def _writer(location: str, model: str, prompts: int, batch: int, go: str, ready: str, out: str) -> None:
-    from argassets.platform.incremental_judging import judge_incrementally
-    from argassets.platform.judging import ChatRequest, SamplingParams
-    from argassets.platform.judgment_cache import open_judgment_cache
+    from argassets.platform.judging.incremental import judge_incrementally
+    from argassets.platform.judging.interface import ChatRequest, SamplingParams
+    from argassets.platform.storage.judgment_cache import open_judgment_cache
 
     requests = [ChatRequest(f"k{i}", "system prompt " * 20, f"user message {i} " * 10) for i in range(prompts)]
     cache = open_judgment_cache(location)

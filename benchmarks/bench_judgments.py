@@ -40,8 +40,8 @@ def run_phase(phase: str, partition: str) -> dict:
     import dagster as dg
 
     from argassets.argument_quality.assets import corpora, judgments, prompts
-    from argassets.platform.judges import baselines
-    from argassets.platform.partitions import study_partitions
+    from argassets.platform.judging.engines import baselines
+    from argassets.platform.registry.partitions import study_partitions
     from resources.build import build_resources
 
     sent = {"completions": 0, "calls": 0}

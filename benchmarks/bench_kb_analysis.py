@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from argassets.platform.paths import resolve_data_dir
-from argassets.platform.registry import load_registry
+from argassets.platform.registry.entries import load_registry
 from argassets.political import aif, aspic
 from argassets.political import episodes as aif_episodes
 from argassets.political import knowledge_base as kb_graph

@@ -7,8 +7,8 @@ and not timed, through the platform's ``vllm`` judge and a fresh in-memory judgm
 (a) sampling: 3 runs per prompt as ``n = 3`` samples of one request, the protocol's sampling
     (temperature 1, 16 tokens, top 20 log-probabilities kept);
 (b) probabilities mode (``mode = "label_probabilities"``): one one-token forward pass per prompt
-    (:func:`argassets.platform.partition_judging.probe_sampling`), the 3 runs drawn from its label
-    probabilities (:func:`~argassets.platform.partition_judging.runs_from_probabilities`).
+    (:func:`argassets.platform.judging.partition.probe_sampling`), the 3 runs drawn from its label
+    probabilities (:func:`~argassets.platform.judging.partition.runs_from_probabilities`).
 
 The engine's prefix cache is reset before each path; the paths run in the order a, b, a, b and
 each figure is the better of its two rounds. Prints prompts per second and the ratio (b)/(a);
@@ -39,14 +39,14 @@ def main() -> None:
     from argassets.argument_quality.corpus import find_corpus_files, load_corpus
     from argassets.argument_quality.judgments import AQ_DEFAULT_SAMPLING
     from argassets.argument_quality.prompts import render_prompts
-    from argassets.platform.incremental_judging import judge_incrementally
-    from argassets.platform.judges import VLLMJudge, build_judge
-    from argassets.platform.judging import ChatRequest
-    from argassets.platform.judgment_cache import JudgmentCache
+    from argassets.platform.judging.engines import VLLMJudge, build_judge
+    from argassets.platform.judging.incremental import judge_incrementally
+    from argassets.platform.judging.interface import ChatRequest
+    from argassets.platform.judging.partition import probe_sampling, runs_from_probabilities
     from argassets.platform.pairwise.labels import LABELS
-    from argassets.platform.partition_judging import probe_sampling, runs_from_probabilities
     from argassets.platform.paths import resolve_data_dir
-    from argassets.platform.registry import load_registry
+    from argassets.platform.registry.entries import load_registry
+    from argassets.platform.storage.judgment_cache import JudgmentCache
 
     data_dir = resolve_data_dir()
     if data_dir is None:

@@ -36,8 +36,8 @@ def main() -> int:
     import dagster as dg
 
     from argassets.definitions import defs
-    from argassets.platform.automation import operations_layout
-    from argassets.platform.registry import load_registry
+    from argassets.platform.operations.automation import operations_layout
+    from argassets.platform.registry.entries import load_registry
     from sensors.registry_sensor import model_registry_sensor
     from sensors.schedules import nightly_refresh_schedule
 

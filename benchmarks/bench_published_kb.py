@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from argassets.platform.paths import resolve_data_dir  # noqa: E402
-from argassets.platform.registry import load_registry  # noqa: E402
+from argassets.platform.registry.entries import load_registry  # noqa: E402
 from argassets.platform.release_manifest import check_node_ids  # noqa: E402
 from argassets.political import aif  # noqa: E402
 from argassets.political import episodes as aif_episodes  # noqa: E402

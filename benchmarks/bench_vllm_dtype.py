@@ -7,7 +7,7 @@ entry ``smollm2-135m-vllm`` with that dtype (started once, not timed) judges the
 judge's request shape (``n = 3``, guided choice A/B/Tie, one seed per request), ``--repeats``
 times (prefix cache reset between). Effective GFLOPS count the linear layers only (2 x parameters
 per token; the tied output layer only for sampled tokens; attention left out), so they are a floor.
-``cpu_native`` (argassets.platform.judges.cpu_dtype) picks bfloat16 only where the CPU has native
+``cpu_native`` (argassets.platform.judging.engines.cpu_dtype) picks bfloat16 only where the CPU has native
 bfloat16; on other CPUs bfloat16 runs here too, to show why it is not picked (use few prompts).
 
 Usage::
@@ -91,10 +91,10 @@ def judge_with(dtype: str, prompts: list[tuple[str, str, str]], repeats: int) ->
     import vllm
     from vllm.sampling_params import StructuredOutputsParams
 
-    from argassets.platform.judges import VLLMJudge, build_judge
-    from argassets.platform.judges.vllm_backend import request_seed
+    from argassets.platform.judging.engines import VLLMJudge, build_judge
+    from argassets.platform.judging.engines.vllm_backend import request_seed
     from argassets.platform.pairwise.labels import LABELS
-    from argassets.platform.registry import load_registry
+    from argassets.platform.registry.entries import load_registry
 
     entry = load_registry().get("smollm2-135m-vllm").model_copy(update={"dtype": dtype})
     judge = build_judge(entry)
@@ -148,7 +148,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="passes over the prompts per dtype")
     parser.add_argument("--threads", type=int, default=2, help="torch threads of the matmul roof")
     args = parser.parse_args()
-    from argassets.platform.judges.cpu_dtype import cpu_flags, engine_dtype
+    from argassets.platform.judging.engines.cpu_dtype import cpu_flags, engine_dtype
 
     prompts = zero_shot_prompts(args.prompts)
     results: dict[str, Any] = {"prompts": args.prompts, "runs": N_RUNS, "repeats": args.repeats}

@@ -7,7 +7,7 @@ Two references, both on SmolLM2-135M's GGUF, same grammar (A | B | Tie), tempera
   the runs of one prompt share its prefill.
 - ``parallel``: llama.cpp's batch API with one sequence per run (the pattern of llama.cpp's
   ``batched`` example), driven directly through the platform's decoder
-  (``argassets/platform/judges/llama_cpp_batch.py``) without judge, cache or Dagster: each prompt is
+  (``argassets/platform/judging/engines/llama_cpp_batch.py``) without judge, cache or Dagster: each prompt is
   decoded once into all sequences, then the runs are sampled side by side.
 
 Both use ``n_threads`` threads, as the judge does (llama-cpp-python's own default is half the
@@ -27,7 +27,7 @@ Messages = list[dict[str, str]]
 
 
 def _grammar(choices: Sequence[str]) -> str:
-    from argassets.platform.judges.openai_compat import choice_grammar
+    from argassets.platform.judging.engines.openai_compat import choice_grammar
 
     return choice_grammar(choices)
 
@@ -76,7 +76,7 @@ def parallel(
 ) -> dict[str, Any]:
     from llama_cpp import Llama
 
-    from argassets.platform.judges.llama_cpp_batch import ParallelRuns
+    from argassets.platform.judging.engines.llama_cpp_batch import ParallelRuns
 
     llm = Llama(model_path=str(gguf), n_ctx=256, n_threads=n_threads, seed=seed, verbose=False)
     decoder = ParallelRuns(llm, n_seq=runs, n_ctx=n_ctx, n_threads=n_threads)

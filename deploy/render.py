@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from argassets.platform.registry import ModelEntry, ModelRegistry, load_registry  # noqa: E402
+from argassets.platform.registry.entries import ModelEntry, ModelRegistry, load_registry  # noqa: E402
 
 K8S_DIR = ROOT / "deploy" / "k8s"
 FLEET_DIR = ROOT / "deploy" / "vllm-fleet"

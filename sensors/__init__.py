@@ -3,7 +3,7 @@
 - ``model_registry_sensor`` (:mod:`sensors.registry_sensor`): registry edits become partitions
   and runs.
 - ``<study>_reports_sensor`` (:func:`report_sensors`, one per study): evaluates the declarative
-  automation conditions (:mod:`argassets.platform.automation`) of the study's reports, which
+  automation conditions (:mod:`argassets.platform.operations.automation`) of the study's reports, which
   refresh once model partitions land; its runs carry ``argassets/reports: <study>``, which the
   run queue limits to one run per study at a time.
 - ``argassets_automation_sensor`` (:data:`AUTOMATION_SENSOR`): the automation conditions of
@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import dagster as dg
 
-from argassets.platform.automation import report_groups
+from argassets.platform.operations.automation import report_groups
+from argassets.platform.operations.run_tags import REPORTS_TAG
 from sensors.jobs import build_study_jobs
 from sensors.layout import code_location_layout
 from sensors.orphaned_runs import orphaned_runs_sensor
 from sensors.registry_sensor import model_registry_sensor
-from sensors.run_tags import REPORTS_TAG
 from sensors.schedules import nightly_refresh_schedule
 from sensors.settings import automation_interval_s, sensor_status
 

@@ -3,7 +3,7 @@
 Each study's job, ``<root asset>_job``, materialises one partition of the study's root and of
 its partitioned aggregates. Their partitioned config gives every run (a launch from
 the UI's job page, a UI backfill of the job, ``dagster job backfill``) the partition's registry
-tags: GPU count, the ``gpu`` pool tag and the Kubernetes GPU requests (:mod:`sensors.run_tags`).
+tags: GPU count, the ``gpu`` pool tag and the Kubernetes GPU requests (:mod:`argassets.platform.operations.run_tags`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from collections.abc import Callable, Mapping
 
 import dagster as dg
 
-from argassets.platform.partitions import study_partitions
-from argassets.platform.registry import RegistryError, load_registry
+from argassets.platform.operations.run_tags import MODEL_TAG, STUDY_TAG, run_tags_for_entry
+from argassets.platform.registry.entries import RegistryError, load_registry
+from argassets.platform.registry.partitions import study_partitions
 from sensors.layout import code_location_layout
-from sensors.run_tags import MODEL_TAG, STUDY_TAG, run_tags_for_entry
 
 
 def partition_tags(study: str) -> Callable[[str], Mapping[str, str]]:

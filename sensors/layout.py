@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import dagster as dg
 
-from argassets.platform.automation import OperationsLayout, operations_layout
+from argassets.platform.operations.automation import OperationsLayout, operations_layout
 
 
 @lru_cache(maxsize=1)

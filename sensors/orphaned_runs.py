@@ -2,14 +2,14 @@
 
 Every 30 s, so a run SIGKILLed anywhere on this machine (UI run worker, ``dagster asset
 materialize``, ``argassets``) stops holding the ``gpu`` pool within a minute even when no platform
-command starts (:mod:`argassets.platform.run_recovery`).
+command starts (:mod:`argassets.platform.operations.run_recovery`).
 """
 
 from __future__ import annotations
 
 import dagster as dg
 
-from argassets.platform.run_recovery import fail_orphaned_runs
+from argassets.platform.operations.run_recovery import fail_orphaned_runs
 from sensors.settings import sensor_status
 
 

@@ -8,8 +8,8 @@ last valid state in the cursor, and returns a :class:`dagster.SensorResult`:
   predate those definitions: an upgraded instance catches up on the first tick);
 - an added or changed entry gets one run per study it takes part in, materialising that
   partition of the study's root asset (its ``StudyDefinition.root_asset``) and of its
-  partitioned aggregates, tagged with the entry's GPU count (:mod:`sensors.run_tags`); the
-  reports over all models follow through declarative automation (:mod:`argassets.platform.automation`);
+  partitioned aggregates, tagged with the entry's GPU count (:mod:`argassets.platform.operations.run_tags`); the
+  reports over all models follow through declarative automation (:mod:`argassets.platform.operations.automation`);
 - a removed entry is reported (log, skip message, and an observation on its partition); its
   partition and its stored judgments stay;
 - an invalid registry is a :class:`dagster.SkipReason` naming the entry and the field; the cursor
@@ -37,21 +37,9 @@ from collections.abc import Mapping
 
 import dagster as dg
 
-from argassets.platform.automation import OperationsLayout, operations_layout
-from argassets.platform.partitions import (
-    JUDGE_MODELS,
-    judge_models_partitions,
-    study_partitions_name,
-    study_partitions_requests,
-)
-from argassets.platform.registry import (
-    BACKENDS,
-    ModelRegistry,
-    RegistryError,
-    is_valid_partition_key,
-    load_registry,
-)
-from argassets.platform.registry_diff import (
+from argassets.platform.operations.automation import OperationsLayout, operations_layout
+from argassets.platform.operations.run_tags import run_tags_for_entry
+from argassets.platform.registry.diff import (
     CursorError,
     PlannedRun,
     RegistryDiff,
@@ -62,7 +50,19 @@ from argassets.platform.registry_diff import (
     merge_pending,
     plan_registry_work,
 )
-from sensors.run_tags import run_tags_for_entry
+from argassets.platform.registry.entries import (
+    BACKENDS,
+    ModelRegistry,
+    RegistryError,
+    is_valid_partition_key,
+    load_registry,
+)
+from argassets.platform.registry.partitions import (
+    JUDGE_MODELS,
+    judge_models_partitions,
+    study_partitions_name,
+    study_partitions_requests,
+)
 from sensors.settings import IMPLICIT_ASSET_JOB, sensor_status
 
 RUN_BACKENDS_ENV_VAR = "ARGASSETS_RUN_BACKENDS"

@@ -1,7 +1,7 @@
 """The nightly refresh: materialise what is stale, and nothing else.
 
 A node (an asset, or one model partition of a partitioned asset) is stale when it was never
-materialised, or when one of its inputs was materialised after it (:func:`argassets.platform.automation.stale_keys`).
+materialised, or when one of its inputs was materialised after it (:func:`argassets.platform.operations.automation.stale_keys`).
 Each night the schedule requests:
 
 - one run per model partition and study for its stale partitioned assets (the root, i.e. the
@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 
 import dagster as dg
 
-from argassets.platform.automation import OperationsLayout, operations_layout, report_groups, stale_keys
-from argassets.platform.partitions import JUDGE_MODELS
-from argassets.platform.registry import RegistryError, load_registry
+from argassets.platform.operations.automation import OperationsLayout, operations_layout, report_groups, stale_keys
+from argassets.platform.operations.run_tags import MODEL_TAG, REPORTS_TAG, STUDY_TAG, run_tags_for_entry
+from argassets.platform.registry.entries import RegistryError, load_registry
+from argassets.platform.registry.partitions import JUDGE_MODELS
 from sensors.registry_sensor import runnable_backends
-from sensors.run_tags import MODEL_TAG, REPORTS_TAG, STUDY_TAG, run_tags_for_entry
 from sensors.settings import IMPLICIT_ASSET_JOB, schedule_status
 
 NIGHTLY_CRON = "0 3 * * *"

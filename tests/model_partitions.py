@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import dagster as dg
 
-from argassets.platform.partitions import JUDGE_MODELS, study_partitions_name
+from argassets.platform.registry.partitions import JUDGE_MODELS, study_partitions_name
 from argassets.platform.study import studies
 
 

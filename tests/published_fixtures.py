@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from argassets.platform.registry import ModelRegistry, load_registry
+from argassets.platform.registry.entries import ModelRegistry, load_registry
 from argassets.political.model_stats import model_stats
 from argassets.political.prompts import render_prompts
 from argassets.political.published import published_tsv_to_predictions, read_published_tsv

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from argassets.platform.registry import ModelRegistry, parse_registry
+from argassets.platform.registry.entries import ModelRegistry, parse_registry
 
 DIMENSIONS = ["overall", "logic", "rhetoric", "dialectic"]
 

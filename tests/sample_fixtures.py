@@ -11,10 +11,10 @@ import dagster as dg
 import pytest
 
 from argassets.argument_quality.assets import corpora, prompts
+from argassets.argument_quality.resources import WebisSourceResource
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from resources.corpora import WebisSourceResource
-from resources.data import PublishedDataResource
-from resources.storage import duckdb_io_manager
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.storage import duckdb_io_manager
 
 #: The assets upstream of ``aq_judgments``.
 UPSTREAM = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts]

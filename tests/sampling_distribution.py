@@ -18,7 +18,7 @@ from scipy.stats import chisquare
 
 from argassets.argument_quality.corpus import find_corpus_files, load_corpus
 from argassets.argument_quality.prompts import render_prompts
-from argassets.platform.judging import ChatRequest
+from argassets.platform.judging.interface import ChatRequest
 from argassets.platform.pairwise.labels import LABELS
 
 #: Prompts and draws per prompt of a distribution test: 2,000 draws in all.

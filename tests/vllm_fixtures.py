@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from argassets.platform.judges import VLLMJudge, build_judge
-from argassets.platform.registry import ModelEntry, load_registry
-from resources.judges import JudgeResource
+from argassets.platform.judging.engines import VLLMJudge, build_judge
+from argassets.platform.registry.entries import ModelEntry, load_registry
+from argassets.platform.resources.judges import JudgeResource
 
 #: The registry entry whose engine the tests share.
 ENTRY = "smollm2-135m-vllm"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from argassets.platform.graphs import components
+from argassets.platform.pairwise.graphs import components
 
 
 def comparison_components(comparisons: pd.DataFrame) -> pd.DataFrame:

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from argassets.argument_quality.scope import STUDY_NAME
-from argassets.platform.registry import ModelRegistry
+from argassets.platform.registry.entries import ModelRegistry
 
 
 @dataclass(frozen=True)

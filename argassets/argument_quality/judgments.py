@@ -9,11 +9,11 @@ import pandas as pd
 
 from argassets.argument_quality.prompts import render_user
 from argassets.argument_quality.scope import ArgumentQualityScope
-from argassets.platform.choice_parsing import parse_choice
-from argassets.platform.judging import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
-from argassets.platform.label_probabilities import label_distribution
+from argassets.platform.judging.choice_parsing import parse_choice
+from argassets.platform.judging.interface import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
+from argassets.platform.judging.label_probabilities import label_distribution
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.registry import ModelEntry
+from argassets.platform.registry.entries import ModelEntry
 
 __all__ = [
     "AQ_JUDGMENT_COLUMNS",
@@ -209,7 +209,7 @@ def judgment_table(
     items
         From :func:`build_requests` (one row per request key).
     completions
-        From :func:`argassets.platform.incremental_judging.judge_incrementally` (one per request key and run).
+        From :func:`argassets.platform.judging.incremental.judge_incrementally` (one per request key and run).
     """
     parsed: dict[str, str | None] = {}
     for c in completions:

@@ -26,8 +26,8 @@ from argassets.argument_quality.length_bias import (
 from argassets.argument_quality.length_bias_model import length_controlled_bt
 from argassets.argument_quality.scope import DIMENSIONS
 from argassets.argument_quality.voting import encode_labels
-from argassets.platform.bradley_terry import z_normalise
 from argassets.platform.pairwise.agreement import kappa_from_confusion
+from argassets.platform.pairwise.bradley_terry import z_normalise
 
 __all__ = [
     "ALL_DIMENSIONS",

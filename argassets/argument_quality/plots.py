@@ -9,7 +9,7 @@ from argassets.argument_quality.bt_scores import MEAN_DIMENSION
 from argassets.argument_quality.length_bias_report import ALL_DIMENSIONS, KIND_REFERENCE
 from argassets.argument_quality.scope import DIMENSIONS
 from argassets.platform.pairwise.agreement import score_agreement
-from argassets.platform.presentation import figure_png, pyplot
+from argassets.platform.reporting.presentation import figure_png, pyplot
 
 
 def plot_scores_vs_experts(scores: pd.DataFrame, model: str, strategy: str) -> bytes:

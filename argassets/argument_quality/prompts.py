@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from argassets.platform.judging import messages_sha256
+from argassets.platform.judging.interface import messages_sha256
 
 __all__ = [
     "COT_CRITERIA",

@@ -29,7 +29,7 @@ import pandas as pd
 
 from argassets.argument_quality.scope import DIMENSIONS, STRATEGIES
 from argassets.platform.pairwise.agreement import METRIC_RANGES
-from argassets.platform.registry import ModelRegistry
+from argassets.platform.registry.entries import ModelRegistry
 
 __all__ = [
     "KIND_BASELINE",

@@ -11,7 +11,7 @@ from argassets.argument_quality.bt_scores import MEAN_DIMENSION
 from argassets.argument_quality.length_bias_report import ALL_DIMENSIONS, KIND_REFERENCE
 from argassets.argument_quality.published import PUBLISHED_METRICS
 from argassets.argument_quality.scope import DIMENSIONS
-from argassets.platform.results_page import Leaderboard, Section, results_page
+from argassets.platform.reporting.results_page import Leaderboard, Section, results_page
 
 HEADLINE_SAYS = (
     "Cohen's kappa of the configuration's majority labels (A, B, Tie) against the expert labels, "

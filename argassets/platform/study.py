@@ -21,7 +21,7 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from argassets.platform.judging import SamplingParams
+from argassets.platform.judging.interface import SamplingParams
 
 #: The module whose ``STUDIES`` lists the code location's own studies (outside the platform).
 STUDY_CATALOG = "argassets.studies"

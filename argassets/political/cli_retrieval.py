@@ -142,8 +142,8 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
 
 
 def _generation_inputs(args: argparse.Namespace, utterance: str | None) -> tuple[list[RetrievalResult], Any, Any]:
-    from argassets.platform.judgment_cache import default_cache_location, open_judgment_cache
-    from argassets.platform.registry import RegistryError, load_registry
+    from argassets.platform.registry.entries import RegistryError, load_registry
+    from argassets.platform.storage.judgment_cache import default_cache_location, open_judgment_cache
 
     try:
         entry = load_registry().get(args.model)

@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from argassets.platform.judging import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
-from argassets.platform.registry import ModelEntry
+from argassets.platform.judging.interface import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
+from argassets.platform.registry.entries import ModelEntry
 from argassets.political.prompts import N_REPETITIONS
 from argassets.political.scope import PoliticalScope
 from argassets.political.score_parsing import ParsedScore, parse_score
@@ -158,7 +158,7 @@ def prediction_table(
     Parameters
     ----------
     completions
-        :class:`argassets.platform.judging.CachedCompletion` objects (``key`` = argument id,
+        :class:`argassets.platform.judging.interface.CachedCompletion` objects (``key`` = argument id,
         ``run`` = repetition).
     """
     parsed = {}

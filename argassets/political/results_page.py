@@ -14,8 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from argassets.platform.registry import ModelEntry, ModelRegistry
-from argassets.platform.results_page import Leaderboard, Section, results_page
+from argassets.platform.registry.entries import ModelEntry, ModelRegistry
+from argassets.platform.reporting.results_page import Leaderboard, Section, results_page
 from argassets.political.published import PUBLISHED_TSV_STUDY_PREFIX
 from argassets.political.validation.alpha_conventions import paper_comparison
 

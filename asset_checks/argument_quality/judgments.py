@@ -20,8 +20,8 @@ from argassets.argument_quality.judgments import (
     scope_prompts,
 )
 from argassets.argument_quality.scope import STUDY_NAME, ArgumentQualityScope
-from argassets.platform.partitions import study_partitions
-from argassets.platform.presentation import markdown_table
+from argassets.platform.registry.partitions import study_partitions
+from argassets.platform.reporting.presentation import markdown_table
 from argassets.platform.resources.registry import ModelRegistryResource
 
 #: Environment variable overriding the default bound on the share of invalid judgments.

@@ -6,7 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from argassets.argument_quality.published import published_grid_problems, published_rows_problems, read_published_tables
-from argassets.platform.presentation import markdown_table
+from argassets.platform.reporting.presentation import markdown_table
 from argassets.platform.resources.data import PublishedDataResource
 
 

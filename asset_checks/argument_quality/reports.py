@@ -17,7 +17,7 @@ from argassets.argument_quality.report_checks import (
     metric_range_violations,
     report_configuration_mismatch,
 )
-from argassets.platform.presentation import markdown_table
+from argassets.platform.reporting.presentation import markdown_table
 
 CONFIG_IN = {"aq_majority_votes": dg.AssetIn("aq_majority_votes", metadata={"columns": [*CONFIG_COLUMNS, "scope"]})}
 

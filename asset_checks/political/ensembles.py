@@ -3,7 +3,7 @@
 import dagster as dg
 import pandas as pd
 
-from argassets.platform.presentation import markdown_table
+from argassets.platform.reporting.presentation import markdown_table
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.political.assets.ensembles import political_ensembles
 from argassets.political.published import read_published_tsv

@@ -4,7 +4,7 @@ import dagster as dg
 import numpy as np
 import pandas as pd
 
-from argassets.platform.presentation import markdown_table
+from argassets.platform.reporting.presentation import markdown_table
 from argassets.political.assets.kb_analysis import (
     political_acceptability,
     political_ambiguity,

@@ -3,7 +3,7 @@
 import dagster as dg
 import pandas as pd
 
-from argassets.platform.partitions import study_partitions
+from argassets.platform.registry.partitions import study_partitions
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.political.assets.predictions import political_predictions
 from argassets.political.assets.prompts import political_study_items

@@ -28,11 +28,11 @@ from argassets.argument_quality.assets import aggregation, judgments, length_bia
 from argassets.argument_quality.corpus import find_corpus_files, load_corpus
 from argassets.argument_quality.findings import findings_markdown, read_section
 from argassets.argument_quality.published import PUBLISHED_FILES, read_published_table
-from resources.corpora import WebisSourceResource
-from resources.data import PublishedDataResource
-from resources.judges import JudgeResource, JudgmentCacheResource
-from resources.registry import ModelRegistryResource
-from resources.storage import duckdb_io_manager
+from argassets.argument_quality.resources import WebisSourceResource
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
+from argassets.platform.resources.registry import ModelRegistryResource
+from argassets.platform.resources.storage import duckdb_io_manager
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 

@@ -25,12 +25,12 @@ from argassets.argument_quality.assets import (
     reports,
     results_page,
 )
+from argassets.argument_quality.resources import WebisSourceResource
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from resources.corpora import WebisSourceResource
-from resources.data import PublishedDataResource
-from resources.judges import JudgeResource, JudgmentCacheResource
-from resources.registry import ModelRegistryResource
-from resources.storage import duckdb_io_manager
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
+from argassets.platform.resources.registry import ModelRegistryResource
+from argassets.platform.resources.storage import duckdb_io_manager
 from tests.model_partitions import add_partitions
 
 UPSTREAM = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts]

@@ -14,7 +14,7 @@ from argassets.argument_quality.bradley_terry import (
     comparison_components,
     count_matrices,
 )
-from argassets.platform.bradley_terry import fit_strengths, z_normalise
+from argassets.platform.pairwise.bradley_terry import fit_strengths, z_normalise
 
 
 def simulate(strengths: dict[int, np.ndarray], per_item: int, tie_band: float, seed: int) -> pd.DataFrame:

@@ -12,10 +12,10 @@ import pytest
 
 from argassets.argument_quality.assets import corpora
 from argassets.argument_quality.corpus import CorpusError, load_corpus, locate_corpus
+from argassets.argument_quality.resources import WebisSourceResource
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from resources.corpora import WebisSourceResource
-from resources.data import PublishedDataResource
-from resources.storage import duckdb_io_manager
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.storage import duckdb_io_manager
 
 ARGS = "webis-argquality20/full/webis-argquality20-arguments.csv"
 LOGIC = "webis-argquality20/raw/webis-argquality20-raw-logical.csv"

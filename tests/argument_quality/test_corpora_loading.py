@@ -12,10 +12,10 @@ import pytest
 from argassets.argument_quality.assets import corpora
 from argassets.argument_quality.comparison_graph import comparison_components, cross_topic_comparisons, self_comparisons
 from argassets.argument_quality.corpus import DIMENSIONS, load_corpus, locate_corpus
+from argassets.argument_quality.resources import WebisSourceResource
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from resources.corpora import WebisSourceResource
-from resources.data import PublishedDataResource
-from resources.storage import duckdb_io_manager
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.storage import duckdb_io_manager
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,10 @@ import pytest
 from argassets.argument_quality.assets import corpora
 from argassets.argument_quality.corpus import CorpusError, find_corpus_files
 from argassets.argument_quality.release import fetch_release
+from argassets.argument_quality.resources import WebisSourceResource
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from resources.corpora import WebisSourceResource
-from resources.data import PublishedDataResource
-from resources.storage import duckdb_io_manager
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.storage import duckdb_io_manager
 from tests.judgments_http import Reply, ScriptedServer
 
 

@@ -13,16 +13,16 @@ import pytest
 
 import asset_checks.argument_quality.judgments as checks
 from argassets.argument_quality.assets import judgments
-from argassets.platform import partition_judging
-from argassets.platform.judges import LongerWinsJudge, RandomJudge
-from argassets.platform.judging import ChatRequest, Completion, SamplingParams, utc_now
+from argassets.argument_quality.resources import WebisSourceResource
+from argassets.platform.judging import partition as partition_judging
+from argassets.platform.judging.engines import LongerWinsJudge, RandomJudge
+from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from argassets.platform.registry import ModelEntry
-from resources.corpora import WebisSourceResource
-from resources.data import PublishedDataResource
-from resources.judges import JudgeResource, JudgmentCacheResource
-from resources.registry import ModelRegistryResource
-from resources.storage import duckdb_io_manager
+from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
+from argassets.platform.resources.registry import ModelRegistryResource
+from argassets.platform.resources.storage import duckdb_io_manager
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 

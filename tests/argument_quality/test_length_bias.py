@@ -18,7 +18,7 @@ from argassets.argument_quality.length_bias import (
 )
 from argassets.argument_quality.length_bias_model import length_controlled_bt
 from argassets.argument_quality.length_bias_report import length_bias_problems, length_bias_report
-from argassets.platform.bradley_terry import z_normalise
+from argassets.platform.pairwise.bradley_terry import z_normalise
 
 A, B, TIE, MISSING = 0, 1, 2, -1
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from argassets.argument_quality.assets.judgments import label_summary_markdown
-from argassets.platform.presentation import markdown_table
+from argassets.platform.reporting.presentation import markdown_table
 from asset_checks.argument_quality import judgments as checks
 
 

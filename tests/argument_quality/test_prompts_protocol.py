@@ -18,7 +18,7 @@ from argassets.argument_quality.prompts import (
     select_few_shot_examples,
     zero_system,
 )
-from argassets.platform.judging import messages_sha256
+from argassets.platform.judging.interface import messages_sha256
 from argassets.platform.paths import resolve_specs_dir
 
 SPEC_NAME = "argument-quality.md"

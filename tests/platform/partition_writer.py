@@ -16,7 +16,7 @@ import dagster as dg
 import numpy as np
 import pandas as pd
 
-from resources.storage import duckdb_io_manager, parquet_io_manager
+from argassets.platform.resources.storage import duckdb_io_manager, parquet_io_manager
 
 KEYS = ("alpha", "beta")
 TABLE = "kill_target"

@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from argassets.platform.table_store import ParquetTableStore
+from argassets.platform.storage.table_store import ParquetTableStore
 from tests.platform.partition_writer import KEYS, PARTITION_COLUMN, TABLE
 
 ROOT = Path(__file__).resolve().parents[2]

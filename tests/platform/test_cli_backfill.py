@@ -115,7 +115,7 @@ def test_partitions_then_one_partition_then_a_range_from_the_cli(workspace: dict
     assert "added: longer-wins, random" in synced.stdout
 
     from argassets.definitions import defs
-    from argassets.platform.automation import operations_layout
+    from argassets.platform.operations.automation import operations_layout
 
     inputs = operations_layout(defs.resolve_asset_graph()).unpartitioned_ancestors["argument_quality"]
     run(

@@ -12,9 +12,9 @@ import dagster as dg
 import pytest
 
 from argassets import cli
-from argassets.platform.automation import operations_layout
-from argassets.platform.check_coverage import unevaluated_checks
-from argassets.platform.registry import parse_registry
+from argassets.platform.operations.automation import operations_layout
+from argassets.platform.operations.check_coverage import unevaluated_checks
+from argassets.platform.registry.entries import parse_registry
 
 REG = parse_registry(
     {

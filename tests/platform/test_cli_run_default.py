@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from argassets import cli
-from argassets.platform.registry import parse_registry
+from argassets.platform.registry.entries import parse_registry
 
 REGISTRY = parse_registry(
     {

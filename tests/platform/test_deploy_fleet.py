@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 import yaml
 
-from argassets.platform.judges import build_judge
-from argassets.platform.judging import ChatRequest, SamplingParams
-from argassets.platform.registry import load_registry
+from argassets.platform.judging.engines import build_judge
+from argassets.platform.judging.interface import ChatRequest, SamplingParams
+from argassets.platform.registry.entries import load_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 FLEET = ROOT / "deploy" / "vllm-fleet"

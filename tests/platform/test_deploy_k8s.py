@@ -26,8 +26,8 @@ from dagster._core.origin import JobPythonOrigin, RepositoryPythonOrigin
 from dagster._core.storage.dagster_run import DagsterRun
 from dagster_k8s import K8sRunLauncher
 
-from argassets.platform.registry import load_registry, parse_registry
-from sensors.run_tags import run_tags_for_entry
+from argassets.platform.operations.run_tags import run_tags_for_entry
+from argassets.platform.registry.entries import load_registry, parse_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -213,9 +213,9 @@ def _env_file(path: Path) -> dict[str, str]:
 
 def test_run_pods_share_postgresql_cache_and_parquet_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     """The deployment's environment selects the storage that concurrent run pods can share."""
-    from argassets.platform.judgment_cache import PostgresJudgmentStore
-    from resources.judges import JudgmentCacheResource
-    from resources.storage import TableStorageIOManager, table_io_manager
+    from argassets.platform.resources.judges import JudgmentCacheResource
+    from argassets.platform.resources.storage import TableStorageIOManager, table_io_manager
+    from argassets.platform.storage.judgment_cache import PostgresJudgmentStore
 
     [config_map] = [
         doc

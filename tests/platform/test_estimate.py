@@ -6,7 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from argassets.platform.estimate import (
+from argassets.platform.judging.engines.llama_cpp_backend import find_gguf
+from argassets.platform.judging.engines.vllm_model import ensure_converted
+from argassets.platform.judging.interface import ChatRequest, Completion
+from argassets.platform.judging.prompt_tokens import APPROXIMATION, approx_tokens, prompt_token_counts
+from argassets.platform.operations.estimate import (
     STARTUP_S,
     BudgetExceeded,
     check_budget,
@@ -15,12 +19,8 @@ from argassets.platform.estimate import (
     missing_completions,
     time_limit_minutes,
 )
-from argassets.platform.judges.llama_cpp_backend import find_gguf
-from argassets.platform.judges.vllm_model import ensure_converted
-from argassets.platform.judging import ChatRequest, Completion
-from argassets.platform.judgment_cache import JudgmentCache
-from argassets.platform.prompt_tokens import APPROXIMATION, approx_tokens, prompt_token_counts
-from argassets.platform.registry import ModelEntry, load_registry
+from argassets.platform.registry.entries import ModelEntry, load_registry
+from argassets.platform.storage.judgment_cache import JudgmentCache
 
 
 def _requests() -> list[ChatRequest]:

@@ -13,6 +13,7 @@ import pytest
 from argassets.argument_quality.assets import corpora
 from argassets.argument_quality.corpus import CorpusError, load_corpus, locate_corpus
 from argassets.argument_quality.release_facts import WEBIS_RELEASE, webis_counts_for
+from argassets.argument_quality.resources import WebisSourceResource
 from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.release_manifest import (
     ReleaseIncomplete,
@@ -20,12 +21,11 @@ from argassets.platform.release_manifest import (
     check_node_ids,
     read_file_manifest,
 )
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.political.assets import knowledge_base as kb
 from argassets.political.published import read_published_tsv
 from argassets.political.release_facts import QT30_MANIFEST, QT30_NODESET_PATTERN
-from resources.corpora import WebisSourceResource
-from resources.data import PublishedDataResource
-from resources.storage import duckdb_io_manager
 
 ARGS = "webis-argquality20/full/webis-argquality20-arguments.csv"
 RHETORIC = "webis-argquality20/raw/webis-argquality20-raw-rhetorical.csv"

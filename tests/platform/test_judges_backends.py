@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from argassets.platform.judges import (
+from argassets.platform.judging.engines import (
     ImportJudge,
     LlamaCppJudge,
     LongerWinsJudge,
@@ -19,11 +19,11 @@ from argassets.platform.judges import (
     VLLMJudge,
     build_judge,
 )
-from argassets.platform.judges.importer import ImportFormatError, load_tidy_judgments
-from argassets.platform.judges.vllm_backend import engine_kwargs, request_seed, sampling_kwargs
-from argassets.platform.judging import ChatRequest, SamplingParams
+from argassets.platform.judging.engines.importer import ImportFormatError, load_tidy_judgments
+from argassets.platform.judging.engines.vllm_backend import engine_kwargs, request_seed, sampling_kwargs
+from argassets.platform.judging.interface import ChatRequest, SamplingParams
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.registry import ModelEntry, load_registry
+from argassets.platform.registry.entries import ModelEntry, load_registry
 
 SCORE_SCHEMA = {
     "type": "object",

@@ -9,11 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from argassets.platform.choice_parsing import parse_choice
-from argassets.platform.incremental_judging import judge_incrementally
-from argassets.platform.judging import ChatRequest, Completion, Judge, PartialBatchError, SamplingParams, utc_now
-from argassets.platform.judgment_cache import JudgmentCache
+from argassets.platform.judging.choice_parsing import parse_choice
+from argassets.platform.judging.incremental import judge_incrementally
+from argassets.platform.judging.interface import (
+    ChatRequest,
+    Completion,
+    Judge,
+    PartialBatchError,
+    SamplingParams,
+    utc_now,
+)
 from argassets.platform.pairwise.labels import LABELS
+from argassets.platform.storage.judgment_cache import JudgmentCache
 
 
 class CountingJudge:

@@ -13,13 +13,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from argassets.platform.choice_parsing import parse_choice
-from argassets.platform.incremental_judging import judge_incrementally
-from argassets.platform.judges import LlamaCppJudge, OpenAIJudge, find_gguf
-from argassets.platform.judging import ChatRequest, SamplingParams
-from argassets.platform.judgment_cache import JudgmentCache
-from argassets.platform.label_probabilities import label_candidates
+from argassets.platform.judging.choice_parsing import parse_choice
+from argassets.platform.judging.engines import LlamaCppJudge, OpenAIJudge, find_gguf
+from argassets.platform.judging.incremental import judge_incrementally
+from argassets.platform.judging.interface import ChatRequest, SamplingParams
+from argassets.platform.judging.label_probabilities import label_candidates
 from argassets.platform.pairwise.labels import LABELS
+from argassets.platform.storage.judgment_cache import JudgmentCache
 from tests.sampling_distribution import (
     ALPHA,
     DRAWS_PER_PROMPT,
@@ -203,7 +203,7 @@ def test_openai_judge_against_llama_server_with_json_schema(llama_server: str):
 
 def test_wrong_key_is_rejected_without_leaking(llama_server: str):
     judge = OpenAIJudge("smollm2", llama_server, api_key="sk-wrong-key", max_retries=0)
-    from argassets.platform.judging import PartialBatchError
+    from argassets.platform.judging.interface import PartialBatchError
 
     with pytest.raises(PartialBatchError, match="HTTP 401") as info:
         judge.complete(_requests()[:1], SamplingParams(1.0, max_tokens=4), [0])

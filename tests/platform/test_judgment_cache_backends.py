@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from argassets.platform.incremental_judging import JudgingPolicy, judge_incrementally
-from argassets.platform.judging import ChatRequest, Completion, SamplingParams, utc_now
-from argassets.platform.judgment_cache import (
+from argassets.platform.judging.incremental import JudgingPolicy, judge_incrementally
+from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
+from argassets.platform.storage.judgment_cache import (
     JudgmentCache,
     PostgresJudgmentStore,
     SQLiteJudgmentStore,

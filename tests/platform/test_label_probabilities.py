@@ -1,4 +1,4 @@
-"""Label probabilities read at the label position (argassets/platform/label_probabilities.py)."""
+"""Label probabilities read at the label position (argassets/platform/judging/label_probabilities.py)."""
 
 from __future__ import annotations
 
@@ -6,17 +6,17 @@ import math
 
 import pytest
 
-from argassets.platform.judges.vllm_backend import run_seed
-from argassets.platform.judging import CachedCompletion, ChatRequest, SamplingParams
-from argassets.platform.label_probabilities import (
+from argassets.platform.judging.engines.vllm_backend import run_seed
+from argassets.platform.judging.interface import CachedCompletion, ChatRequest, SamplingParams
+from argassets.platform.judging.label_probabilities import (
     TokenCandidates,
     choice_probabilities,
     draw_label,
     label_candidates,
     label_distribution,
 )
+from argassets.platform.judging.partition import probe_sampling, runs_from_probabilities
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.partition_judging import probe_sampling, runs_from_probabilities
 from tests.sampling_distribution import distribution_test
 
 

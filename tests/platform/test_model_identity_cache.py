@@ -19,19 +19,25 @@ import pandas as pd
 import pytest
 
 from argassets.argument_quality.assets import judgments
-from argassets.platform.judges import build_judge
-from argassets.platform.judges.vllm_backend import engine_kwargs, request_seed, run_groups, run_seed, sampling_kwargs
-from argassets.platform.judges.vllm_model import converted_model_dir, file_sha256, read_stamp
-from argassets.platform.judging import ChatRequest, Completion, SamplingParams, utc_now
-from argassets.platform.model_identity import cache_model_key, identity_key, model_identity
+from argassets.argument_quality.resources import WebisSourceResource
+from argassets.platform.judging.engines import build_judge
+from argassets.platform.judging.engines.vllm_backend import (
+    engine_kwargs,
+    request_seed,
+    run_groups,
+    run_seed,
+    sampling_kwargs,
+)
+from argassets.platform.judging.engines.vllm_model import converted_model_dir, file_sha256, read_stamp
+from argassets.platform.judging.identity import cache_model_key, identity_key, model_identity
+from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from argassets.platform.registry import ModelEntry, RegistryError, load_registry, parse_registry
-from resources.corpora import WebisSourceResource
-from resources.data import PublishedDataResource
-from resources.judges import JudgeResource, JudgmentCacheResource
-from resources.registry import ModelRegistryResource
-from resources.storage import duckdb_io_manager
+from argassets.platform.registry.entries import ModelEntry, RegistryError, load_registry, parse_registry
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
+from argassets.platform.resources.registry import ModelRegistryResource
+from argassets.platform.resources.storage import duckdb_io_manager
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 
@@ -213,7 +219,7 @@ def test_greedy_runs_go_as_single_samples_with_their_own_seed(monkeypatch: pytes
     import sys
     from types import SimpleNamespace
 
-    from argassets.platform.judges import VLLMJudge
+    from argassets.platform.judging.engines import VLLMJudge
 
     class Params:
         def __init__(self, **kwargs: object) -> None:

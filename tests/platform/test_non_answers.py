@@ -23,18 +23,25 @@ import duckdb
 import pandas as pd
 
 from argassets.argument_quality.assets import judgments
-from argassets.platform.incremental_judging import MAX_ATTEMPTS, JudgingPolicy, judge_incrementally
-from argassets.platform.judging import CachedCompletion, ChatRequest, Completion, SamplingParams, is_non_answer, utc_now
-from argassets.platform.judgment_cache import new_owner_id, open_judgment_cache
+from argassets.argument_quality.resources import WebisSourceResource
+from argassets.platform.judging.incremental import MAX_ATTEMPTS, JudgingPolicy, judge_incrementally
+from argassets.platform.judging.interface import (
+    CachedCompletion,
+    ChatRequest,
+    Completion,
+    SamplingParams,
+    is_non_answer,
+    utc_now,
+)
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from argassets.platform.registry import ModelEntry
+from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
+from argassets.platform.resources.registry import ModelRegistryResource
+from argassets.platform.resources.storage import duckdb_io_manager
+from argassets.platform.storage.judgment_cache import new_owner_id, open_judgment_cache
 from argassets.political.predictions import prediction_table
-from resources.corpora import WebisSourceResource
-from resources.data import PublishedDataResource
-from resources.judges import JudgeResource, JudgmentCacheResource
-from resources.registry import ModelRegistryResource
-from resources.storage import duckdb_io_manager
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from argassets.platform.bradley_terry import z_normalise
+from argassets.platform.pairwise.bradley_terry import z_normalise
 from argassets.platform.pairwise.matrices import count_matrices
 from argassets.platform.pairwise.scores import BTSettings, PairColumns, bt_scores
 

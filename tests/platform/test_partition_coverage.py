@@ -15,16 +15,16 @@ import pandas as pd
 import pytest
 
 from argassets.argument_quality.assets import aggregation, judgments
-from argassets.platform.partition_coverage import coverage_problems, unlisted
-from argassets.platform.partitions import PARTITION_METADATA, judge_models_partitions
+from argassets.argument_quality.resources import WebisSourceResource
 from argassets.platform.paths import SAMPLE_DATA_DIR
+from argassets.platform.registry.partitions import PARTITION_METADATA, judge_models_partitions
+from argassets.platform.reporting.partition_coverage import coverage_problems, unlisted
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
+from argassets.platform.resources.registry import ModelRegistryResource
+from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.political.assets.ensembles import political_model_stats
 from argassets.political.model_stats import PREDICTION_STATS_COLUMNS
-from resources.corpora import WebisSourceResource
-from resources.data import PublishedDataResource
-from resources.judges import JudgeResource, JudgmentCacheResource
-from resources.registry import ModelRegistryResource
-from resources.storage import duckdb_io_manager
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 

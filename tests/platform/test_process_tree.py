@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psutil
 
-from argassets.platform.process_tree import ProcessTree
+from argassets.platform.operations.process_tree import ProcessTree
 
 # The middle process outlives the root (reparented to init), then starts a grandchild: as a
 # run worker left by a stopped `dagster dev` starts its step process.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from argassets.platform.registry import (
+from argassets.platform.registry.entries import (
     DEFAULT_REGISTRY_PATH,
     RegistryError,
     load_registry,

@@ -29,7 +29,7 @@ import duckdb
 import pytest
 from dagster._serdes import serialize_value
 
-from argassets.platform.judging import messages_sha256
+from argassets.platform.judging.interface import messages_sha256
 from tests.cli_home import cli_environment
 from tests.platform.test_deploy_fleet import FakeFleet
 

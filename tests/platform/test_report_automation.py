@@ -1,7 +1,7 @@
 """A study's reports stay in step under automation: one report run at a time, no update forgotten.
 
 Stand-in assets with the shape of a study (a model-partitioned root, ``votes`` over it, ``scores``
-over the votes, ``summary`` beside them), the conditions of ``argassets/platform/automation.py``
+over the votes, ``summary`` beside them), the conditions of ``argassets/platform/operations/automation.py``
 evaluated on an ephemeral instance. ``test_reports_in_step_with_the_daemon.py`` runs the real
 thing (daemon, queue, real assets).
 """
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import dagster as dg
 import pytest
 
-from argassets.platform.automation import all_partitions_condition
+from argassets.platform.operations.automation import all_partitions_condition
 
 K = dg.AssetKey
 MODELS = dg.DynamicPartitionsDefinition(name="toy_models")

@@ -29,10 +29,10 @@ from dagster._core.storage.dagster_run import NOT_FINISHED_STATUSES, RunRecord
 
 from argassets.cli import sync_partitions
 from argassets.definitions import defs
-from argassets.platform.automation import report_groups
-from argassets.platform.registry import load_registry
+from argassets.platform.operations.automation import report_groups
+from argassets.platform.operations.run_tags import REPORTS_TAG
+from argassets.platform.registry.entries import load_registry
 from sensors.layout import code_location_layout
-from sensors.run_tags import REPORTS_TAG
 from tests.cli_home import cli_environment
 
 ROOT = Path(__file__).resolve().parents[2]

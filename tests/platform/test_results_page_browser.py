@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from argassets.argument_quality.results_page import aq_page_html
-from argassets.platform.results_page import write_page
+from argassets.platform.reporting.results_page import write_page
 from argassets.political.results_page import political_page_html
 from tests.results_page_frames import (
     POLITICAL_REGISTRY,

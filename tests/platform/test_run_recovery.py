@@ -16,7 +16,7 @@ import time
 import dagster as dg
 import pytest
 
-from argassets.platform.run_recovery import PID_TAG, Stopped, fail_orphaned_runs, run_pids, run_stoppably
+from argassets.platform.operations.run_recovery import PID_TAG, Stopped, fail_orphaned_runs, run_pids, run_stoppably
 from sensors.orphaned_runs import orphaned_runs_sensor
 
 

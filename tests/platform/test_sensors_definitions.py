@@ -12,8 +12,8 @@ import dagster as dg
 import pytest
 
 from argassets.definitions import defs
-from argassets.platform.automation import MANUAL_KINDS, operations_layout
-from argassets.platform.check_coverage import study_of_assets
+from argassets.platform.operations.automation import MANUAL_KINDS, operations_layout
+from argassets.platform.operations.check_coverage import study_of_assets
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -46,7 +46,7 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("ARGASSETS_MODELS", str(tmp_path / "models.toml"))
     monkeypatch.delenv("ARGASSETS_RUN_BACKENDS", raising=False)
     import argassets.definitions as definitions
-    from resources.storage import duckdb_io_manager
+    from argassets.platform.resources.storage import duckdb_io_manager
 
     # The IO manager resolves its DuckDB path when the code location loads: point it here.
     defs = dg.Definitions.merge(

@@ -18,11 +18,16 @@ import pandas as pd
 import pytest
 from dagster._core.storage.dagster_run import DagsterRunStatus
 
-from argassets.platform.automation import with_automation
-from argassets.platform.partitions import JUDGE_MODELS, PARTITION_METADATA, judge_models_partitions, study_partitions
-from resources.storage import duckdb_io_manager
+from argassets.platform.operations.automation import with_automation
+from argassets.platform.operations.run_tags import GPUS_TAG, K8S_CONFIG_TAG, POOL_TAG
+from argassets.platform.registry.partitions import (
+    JUDGE_MODELS,
+    PARTITION_METADATA,
+    judge_models_partitions,
+    study_partitions,
+)
+from argassets.platform.resources.storage import duckdb_io_manager
 from sensors.registry_sensor import model_registry_sensor
-from sensors.run_tags import GPUS_TAG, K8S_CONFIG_TAG, POOL_TAG
 from sensors.schedules import nightly_refresh_schedule
 
 K = dg.AssetKey

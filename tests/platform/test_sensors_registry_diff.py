@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from argassets.platform.automation import stale_keys
-from argassets.platform.registry import parse_registry
-from argassets.platform.registry_diff import (
+from argassets.platform.operations.automation import stale_keys
+from argassets.platform.operations.run_tags import gpu_node_selector, run_tags_for_entry
+from argassets.platform.registry.diff import (
     CursorError,
     PlannedRun,
     RegistryState,
@@ -18,8 +18,8 @@ from argassets.platform.registry_diff import (
     merge_pending,
     plan_registry_work,
 )
+from argassets.platform.registry.entries import parse_registry
 from sensors.registry_sensor import DEFAULT_RUN_BACKENDS, run_backends
-from sensors.run_tags import gpu_node_selector, run_tags_for_entry
 
 
 def registry(*entries: dict):

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from argassets.platform.registry import RegistryError, SlurmSettings, parse_registry
-from argassets.platform.slurm.jobs import SlurmError, parse_show_job, sbatch_options
-from argassets.platform.slurm.launcher import entry_of_run, job_script
+from argassets.platform.operations.slurm.jobs import SlurmError, parse_show_job, sbatch_options
+from argassets.platform.operations.slurm.launcher import entry_of_run, job_script
+from argassets.platform.registry.entries import RegistryError, SlurmSettings, parse_registry
 
 REGISTRY = {
     "slurm": {"partition": "gpu", "account": "argproj", "time": "02:00:00", "mem": "32G"},

@@ -12,10 +12,10 @@ from pydantic import Field
 
 from argassets import catalog, cli
 from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
-from argassets.platform.automation import study_roots
-from argassets.platform.judges.importer import ImportFormatError, load_tidy_judgments
-from argassets.platform.judging import SamplingParams
-from argassets.platform.registry import RegistryError, parse_registry
+from argassets.platform.judging.engines.importer import ImportFormatError, load_tidy_judgments
+from argassets.platform.judging.interface import SamplingParams
+from argassets.platform.operations.automation import study_roots
+from argassets.platform.registry.entries import RegistryError, parse_registry
 from argassets.platform.study import (
     ImportKeys,
     StudyDefinition,

@@ -21,13 +21,12 @@ import pandas as pd
 import pytest
 
 from argassets.argument_quality.assets import aggregation, judgments
+from argassets.argument_quality.resources import WebisSourceResource
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from argassets.platform.table_store import TABLES_ENV_VAR, ParquetTableStore, partition_dirname
-from resources.corpora import WebisSourceResource
-from resources.data import PublishedDataResource
-from resources.judges import JudgeResource, JudgmentCacheResource
-from resources.registry import ModelRegistryResource
-from resources.storage import (
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
+from argassets.platform.resources.registry import ModelRegistryResource
+from argassets.platform.resources.storage import (
     ParquetTableIOManager,
     TableStorageIOManager,
     duckdb_io_manager,
@@ -35,6 +34,7 @@ from resources.storage import (
     read_stored_table,
     table_io_manager,
 )
+from argassets.platform.storage.table_store import TABLES_ENV_VAR, ParquetTableStore, partition_dirname
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 

@@ -36,23 +36,23 @@ from argassets.argument_quality.assets import corpora, judgments, prompts
 from argassets.argument_quality.corpus import find_corpus_files, load_corpus
 from argassets.argument_quality.judgments import N_RUNS
 from argassets.argument_quality.prompts import render_prompts
-from argassets.platform.choice_parsing import parse_choice
-from argassets.platform.judges import OpenAIJudge, VLLMJudge, build_judge
-from argassets.platform.judges.vllm_backend import run_seed, serve_args
-from argassets.platform.judges.vllm_model import ensure_converted, read_stamp
-from argassets.platform.judging import ChatRequest, SamplingParams
+from argassets.argument_quality.resources import WebisSourceResource
+from argassets.platform.judging.choice_parsing import parse_choice
+from argassets.platform.judging.engines import OpenAIJudge, VLLMJudge, build_judge
+from argassets.platform.judging.engines.vllm_backend import run_seed, serve_args
+from argassets.platform.judging.engines.vllm_model import ensure_converted, read_stamp
+from argassets.platform.judging.interface import ChatRequest, SamplingParams
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from argassets.platform.registry import ModelEntry
+from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.judges import JudgmentCacheResource
+from argassets.platform.resources.registry import ModelRegistryResource
+from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.political.assets import predictions as prediction_assets
 from argassets.political.assets import prompts as political_prompts
 from argassets.political.predictions import SCORE_JSON_SCHEMA
 from argassets.political.score_parsing import parse_score
-from resources.corpora import WebisSourceResource
-from resources.data import PublishedDataResource
-from resources.judges import JudgmentCacheResource
-from resources.registry import ModelRegistryResource
-from resources.storage import duckdb_io_manager
 from tests.model_partitions import add_partitions
 from tests.sampling_distribution import (
     ALPHA,

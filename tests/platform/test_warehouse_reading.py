@@ -1,7 +1,7 @@
-"""Reading the results while a run writes them (argassets/platform/warehouse.py).
+"""Reading the results while a run writes them (argassets/platform/storage/warehouse.py).
 
 Study A on the embedded sample: ``longer-wins`` and the reports are materialised, then a reader
-opens :func:`~argassets.platform.warehouse.connect` and keeps querying while ``random`` and the
+opens :func:`~argassets.platform.storage.warehouse.connect` and keeps querying while ``random`` and the
 reports are materialised again. Both succeed; every answer the reader got is the table before or
 after, never a mix; at the end the published tables equal the DuckDB file's.
 """
@@ -20,10 +20,10 @@ import pytest
 import argassets.platform.paths as paths
 from argassets import cli
 from argassets.platform.paths import DUCKDB_ENV_VAR
-from argassets.platform.registry import load_registry
+from argassets.platform.registry.entries import load_registry
 from argassets.platform.resources.storage import read_stored_table
-from argassets.platform.table_store import TABLES_ENV_VAR
-from argassets.platform.warehouse import connect, published_dir
+from argassets.platform.storage.table_store import TABLES_ENV_VAR
+from argassets.platform.storage.warehouse import connect, published_dir
 
 STUDY = ["argument_quality"]
 #: The sample: 35 comparisons in each of 3 dimensions, 3 strategies, 3 runs; 12 report rows per model.

@@ -90,10 +90,10 @@ def test_reconciliation_with_the_published_counts(qt30_kb) -> None:
 
 @pytest.mark.slow
 def test_assets_materialise_and_checks_pass(shared_data_dir: Path, duckdb_path: Path) -> None:
+    from argassets.platform.resources.data import PublishedDataResource
+    from argassets.platform.resources.storage import duckdb_io_manager
     from argassets.political.assets import knowledge_base as kb
     from asset_checks.political import knowledge_base as checks
-    from resources.data import PublishedDataResource
-    from resources.storage import duckdb_io_manager
 
     result = dg.materialize(
         [

@@ -14,12 +14,12 @@ import dagster as dg
 import pandas as pd
 import pytest
 
+from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.political import aspic
 from argassets.political.assets import kb_analysis
 from argassets.political.assets.ensembles import _membership_frame
 from argassets.political.structure import acceptability, ambiguity, debates, distance, facets, findings, positions
 from asset_checks.political import kb_analysis as kb_checks
-from resources.storage import duckdb_io_manager
 
 # Materialises the analysis over the full knowledge base and every published system: a full-corpus
 # end-to-end test, outside the fast loop.
@@ -242,7 +242,7 @@ def test_definitions_place_the_kb_analysis_in_its_group():
     for name in names:
         node = graph.get(dg.AssetKey(name))
         assert node.group_name == "kb_analysis" and node.description and node.kinds, name
-    from argassets.platform.automation import operations_layout
+    from argassets.platform.operations.automation import operations_layout
 
     layout = operations_layout(graph)
     reports = set(layout.reports_by_study["political"])

@@ -175,10 +175,10 @@ def test_bad_tables_are_refused_before_writing(neo4j_driver, neo4j_server) -> No
 def test_full_kb_export_asset_and_count_check(
     neo4j_driver, neo4j_server, qt30_kb, duckdb_path: Path, monkeypatch
 ) -> None:
+    from argassets.platform.resources.storage import duckdb_io_manager
     from argassets.political.assets import knowledge_base as kb
+    from argassets.political.resources import Neo4jResource, neo4j_resources
     from asset_checks.political import knowledge_base as checks
-    from resources.neo4j import Neo4jResource, neo4j_resources
-    from resources.storage import duckdb_io_manager
 
     for key, value in neo4j_server.env().items():
         monkeypatch.setenv(key, value)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from argassets.platform.presentation import markdown_table
+from argassets.platform.reporting.presentation import markdown_table
 from argassets.political.human_studies import read_pointwise_study
 from argassets.political.validation.alpha_conventions import (
     CONVENTIONS,

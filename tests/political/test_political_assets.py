@@ -13,17 +13,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from argassets.platform.judging import SamplingParams
+from argassets.platform.judging.interface import SamplingParams
+from argassets.platform.resources.data import PublishedDataResource
+from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
+from argassets.platform.resources.registry import ModelRegistryResource
+from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.political.assets import ensembles, prompts, results_page, validation
 from argassets.political.assets import predictions as prediction_assets
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
 from argassets.political.model_stats import scores_from_json
 from argassets.political.study_items import match_study_items
 from asset_checks.political import predictions as political_checks
-from resources.data import PublishedDataResource
-from resources.judges import JudgeResource, JudgmentCacheResource
-from resources.registry import ModelRegistryResource
-from resources.storage import duckdb_io_manager
 from tests.model_partitions import add_partitions
 
 GPT4O = "gpt_4o_2024_08_06"
@@ -301,7 +301,7 @@ def test_political_pipeline_end_to_end(kb_arguments, registry_file, duckdb_path,
 
 
 def test_published_tsv_paths_resolve_against_the_data_folder(shared_data_dir):
-    from argassets.platform.registry import ModelEntry
+    from argassets.platform.registry.entries import ModelEntry
 
     entry = ModelEntry(
         name="p",
@@ -352,7 +352,7 @@ def test_definitions_hold_the_political_assets_and_checks():
 
 
 def test_no_eligible_model_leaves_the_ensembles_empty_without_breaking_the_reports():
-    from argassets.platform.registry import parse_registry
+    from argassets.platform.registry.entries import parse_registry
 
     registry = parse_registry(
         {

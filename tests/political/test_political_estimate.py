@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 
 from argassets.cli_estimate import workloads
-from argassets.platform.estimate import estimate_partition, missing_completions
-from argassets.platform.judging import Completion
-from argassets.platform.judgment_cache import JudgmentCache
-from argassets.platform.registry import ModelEntry
+from argassets.platform.judging.interface import Completion
+from argassets.platform.operations.estimate import estimate_partition, missing_completions
+from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.storage.judgment_cache import JudgmentCache
 from argassets.political.predictions import PROTOCOL_SAMPLING, workload
 from argassets.political.prompts import N_REPETITIONS
 

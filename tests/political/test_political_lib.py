@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from argassets.platform.judging import ChatRequest
+from argassets.platform.judging.interface import ChatRequest
 from argassets.political.ensembles import ensemble_membership, members_of, pool_ensemble
 from argassets.political.human_studies import read_pairwise_study
 from argassets.political.model_stats import model_stats, scores_from_json

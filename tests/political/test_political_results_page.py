@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from argassets.platform.registry import DEFAULT_REGISTRY_PATH, load_registry
+from argassets.platform.registry.entries import DEFAULT_REGISTRY_PATH, load_registry
 from argassets.political.human_studies import read_pointwise_study
 from argassets.political.results_page import (
     BASELINES_SAY,

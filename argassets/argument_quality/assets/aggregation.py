@@ -12,8 +12,8 @@ from argassets.argument_quality.judgments import AQ_JUDGMENT_COLUMNS
 from argassets.argument_quality.report_checks import disconnected_topics
 from argassets.argument_quality.voting import majority_votes
 from argassets.platform.pairwise.expected import PROBABILITY_COLUMNS
-from argassets.platform.partition_coverage import check_partition_coverage
-from argassets.platform.presentation import markdown_table
+from argassets.platform.reporting.partition_coverage import check_partition_coverage
+from argassets.platform.reporting.presentation import markdown_table
 
 #: Columns of ``aq_judgments`` the aggregation reads (``order`` is an SQL keyword, hence quoted).
 JUDGMENT_COLUMNS = [

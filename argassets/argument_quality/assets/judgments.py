@@ -14,14 +14,14 @@ from argassets.argument_quality.judgments import (
     scope_prompts,
 )
 from argassets.argument_quality.scope import STUDY_NAME, ArgumentQualityScope
-from argassets.platform.partition_judging import (
+from argassets.platform.judging.partition import (
     judge_partition,
     judging_metadata,
     non_answer_failure,
     outside_study,
 )
-from argassets.platform.partitions import PARTITION_METADATA, model_partition_key, study_partitions
-from argassets.platform.presentation import markdown_table
+from argassets.platform.registry.partitions import PARTITION_METADATA, model_partition_key, study_partitions
+from argassets.platform.reporting.presentation import markdown_table
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 

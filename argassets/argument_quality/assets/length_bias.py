@@ -9,7 +9,7 @@ from argassets.argument_quality.assets.reports import _info, _png_metadata, repo
 from argassets.argument_quality.bt_scores import published_scores
 from argassets.argument_quality.length_bias_report import ALL_DIMENSIONS, KIND_REFERENCE, length_bias_report
 from argassets.argument_quality.plots import plot_longer_share
-from argassets.platform.presentation import markdown_table
+from argassets.platform.reporting.presentation import markdown_table
 from argassets.platform.resources.registry import ModelRegistryResource
 
 #: Columns of the Markdown summary on the asset page (the table in DuckDB has them all).

@@ -28,9 +28,9 @@ from argassets.argument_quality.published import (
 )
 from argassets.argument_quality.published_reproduction import reproduction_markdown, with_published
 from argassets.argument_quality.published_resampling import agreement_pairs, metric_intervals
-from argassets.platform.partition_coverage import check_partition_coverage
 from argassets.platform.paths import resolve_duckdb_path
-from argassets.platform.presentation import markdown_table, png_markdown
+from argassets.platform.reporting.partition_coverage import check_partition_coverage
+from argassets.platform.reporting.presentation import markdown_table, png_markdown
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.registry import ModelRegistryResource
 

@@ -5,7 +5,7 @@ import pandas as pd
 
 from argassets.argument_quality.assets.reports import BEST_BY, results_page_path
 from argassets.argument_quality.results_page import aq_page_html
-from argassets.platform.results_page import write_page
+from argassets.platform.reporting.results_page import write_page
 
 
 class ResultsPageConfig(dg.Config):

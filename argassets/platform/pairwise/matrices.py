@@ -15,7 +15,7 @@ from typing import Literal
 
 import numpy as np
 
-from argassets.platform.graphs import components
+from argassets.platform.pairwise.graphs import components
 
 __all__ = ["TIE_HANDLING", "TieHandling", "comparison_components", "count_matrices"]
 

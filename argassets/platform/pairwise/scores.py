@@ -7,12 +7,12 @@ Under the Bradley-Terry model, item :math:`i` is preferred to item :math:`j` wit
 estimated per *stratum* (a set of items compared only among themselves, e.g. one topic) and per
 *group* (one independent set of labels, e.g. one judge configuration) from the win-count matrix
 of the pairs (:func:`argassets.platform.pairwise.matrices.count_matrices`) by
-:func:`argassets.platform.bradley_terry.fit_strengths` (choix's ILSR estimate; ``alpha`` > 0
+:func:`argassets.platform.pairwise.bradley_terry.fit_strengths` (choix's ILSR estimate; ``alpha`` > 0
 regularises, keeping strengths finite on disconnected graphs and for items that never lose).
 
 Scores are reported on two scales: ``bt_score``, the log-strength centred to mean 0 within its
 stratum (choix's convention), and ``bt_z``, the scores z-normalised over all items of one group
-at once (:func:`argassets.platform.bradley_terry.z_normalise`, population std).
+at once (:func:`argassets.platform.pairwise.bradley_terry.z_normalise`, population std).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from argassets.platform.bradley_terry import DEFAULT_MAX_ITER, DEFAULT_TOL, Engine, fit_strengths, z_normalise
+from argassets.platform.pairwise.bradley_terry import DEFAULT_MAX_ITER, DEFAULT_TOL, Engine, fit_strengths, z_normalise
 from argassets.platform.pairwise.labels import MISSING, encode_labels, factorize_columns
 from argassets.platform.pairwise.matrices import TIE_HANDLING, TieHandling, comparison_components, count_matrices
 

@@ -7,15 +7,15 @@ from typing import Any
 
 import dagster as dg
 
-from argassets.platform.judges import build_judge
-from argassets.platform.judging import Judge
-from argassets.platform.judgment_cache import (
+from argassets.platform.judging.engines import build_judge
+from argassets.platform.judging.interface import Judge
+from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.storage.judgment_cache import (
     JudgmentStore,
     default_cache_location,
     open_judgment_cache,
     redact_location,
 )
-from argassets.platform.registry import ModelEntry
 
 STRUCTURED_OUTPUT_ENV_VAR = "ARGASSETS_OPENAI_STRUCTURED_OUTPUT"
 
@@ -23,7 +23,7 @@ STRUCTURED_OUTPUT_ENV_VAR = "ARGASSETS_OPENAI_STRUCTURED_OUTPUT"
 class JudgeResource(dg.ConfigurableResource):
     """Builds the judge of a registry entry (``vllm``, ``openai``, ``import``, ``llama_cpp``, baselines).
 
-    Every backend implements :class:`argassets.platform.judging.Judge`; assets never see which one runs.
+    Every backend implements :class:`argassets.platform.judging.interface.Judge`; assets never see which one runs.
     Endpoints and keys of ``openai`` entries are read from the environment variables the entry
     names, when :meth:`build` is called (at run time), and never shown.
     """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from argassets.platform.registry import ModelEntry, ModelRegistry, load_registry
+from argassets.platform.registry.entries import ModelEntry, ModelRegistry, load_registry
 
 
 class ModelRegistryResource(dg.ConfigurableResource):

@@ -17,8 +17,8 @@ from dagster_duckdb.io_manager import DuckDbClient
 from dagster_duckdb_pandas import DuckDBPandasIOManager
 
 from argassets.platform.paths import DEFAULT_DUCKDB_PATH, DUCKDB_ENV_VAR, resolve_duckdb_path
-from argassets.platform.table_store import TABLES_ENV_VAR, ParquetTableStore
-from argassets.platform.warehouse import publish_slice
+from argassets.platform.storage.table_store import TABLES_ENV_VAR, ParquetTableStore
+from argassets.platform.storage.warehouse import publish_slice
 
 __all__ = [
     "ArgassetsDuckDBIOManager",
@@ -67,7 +67,7 @@ class TransactionalDuckDbClient(DuckDbClient):
     folded into the file (``CHECKPOINT``).
 
     After each commit the written table (or partitions) is published as Parquet for readers
-    (:mod:`argassets.platform.warehouse`): nobody needs to open the DuckDB file to read results.
+    (:mod:`argassets.platform.storage.warehouse`): nobody needs to open the DuckDB file to read results.
     """
 
     @staticmethod
@@ -143,7 +143,7 @@ def duckdb_io_manager(database: str | None = None) -> DuckDBPandasIOManager:
 
 
 class ParquetTableIOManager(dg.IOManager):
-    """Tables as Parquet files under one location (:class:`argassets.platform.table_store.ParquetTableStore`).
+    """Tables as Parquet files under one location (:class:`argassets.platform.storage.table_store.ParquetTableStore`).
 
     A partitioned asset (``metadata={"partition_expr": "judge_model"}``) gets one file per
     partition, replaced whole and atomically, so runs of different partitions write at once
@@ -246,7 +246,7 @@ def read_stored_table(name: str) -> pd.DataFrame | None:
         store = ParquetTableStore(location)
         if store.exists(name):
             return store.read(name)
-        from argassets.platform.partitions import PARTITION_COLUMN
+        from argassets.platform.registry.partitions import PARTITION_COLUMN
 
         return store.read_partitions(name, PARTITION_COLUMN)
     import duckdb

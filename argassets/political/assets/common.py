@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from argassets.platform.registry import ModelRegistry
+from argassets.platform.registry.entries import ModelRegistry
 
 
 def _storable(frame: pd.DataFrame) -> pd.DataFrame:

@@ -6,9 +6,9 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from argassets.platform.partition_coverage import check_partition_coverage
-from argassets.platform.presentation import markdown_table
-from argassets.platform.registry import ModelRegistry
+from argassets.platform.registry.entries import ModelRegistry
+from argassets.platform.reporting.partition_coverage import check_partition_coverage
+from argassets.platform.reporting.presentation import markdown_table
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.political.assets.common import _storable

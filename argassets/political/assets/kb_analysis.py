@@ -3,7 +3,7 @@
 import dagster as dg
 import pandas as pd
 
-from argassets.platform.presentation import markdown_table, png_markdown
+from argassets.platform.reporting.presentation import markdown_table, png_markdown
 from argassets.political.assets.common import _storable
 from argassets.political.structure import acceptability, ambiguity, debates, distance, facets, plots, positions
 from argassets.political.structure.findings import REFERENCE

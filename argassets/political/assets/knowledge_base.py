@@ -6,8 +6,8 @@ from typing import Any
 import dagster as dg
 import pandas as pd
 
-from argassets.platform.presentation import markdown_table
 from argassets.platform.release_manifest import ReleaseIncomplete, check_file_manifest
+from argassets.platform.reporting.presentation import markdown_table
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.storage import read_stored_table
 from argassets.political import aif, aspic, kb_counts

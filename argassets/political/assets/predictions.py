@@ -5,8 +5,8 @@ from collections.abc import Iterator
 import dagster as dg
 import pandas as pd
 
-from argassets.platform.partition_judging import judge_partition, judging_metadata, non_answer_failure, outside_study
-from argassets.platform.partitions import PARTITION_METADATA, model_partition_key, study_partitions
+from argassets.platform.judging.partition import judge_partition, judging_metadata, non_answer_failure, outside_study
+from argassets.platform.registry.partitions import PARTITION_METADATA, model_partition_key, study_partitions
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource

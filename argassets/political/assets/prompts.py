@@ -3,7 +3,7 @@
 import dagster as dg
 import pandas as pd
 
-from argassets.platform.presentation import markdown_table
+from argassets.platform.reporting.presentation import markdown_table
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.political.assets.common import _storable
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study

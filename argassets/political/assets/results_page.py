@@ -6,8 +6,8 @@ import dagster as dg
 import pandas as pd
 
 from argassets.platform.paths import resolve_duckdb_path
+from argassets.platform.reporting.results_page import write_page
 from argassets.platform.resources.registry import ModelRegistryResource
-from argassets.platform.results_page import write_page
 from argassets.political.results_page import political_page_html
 
 #: File name of Study B's results page in the reports folder.

@@ -3,7 +3,7 @@
 import dagster as dg
 import pandas as pd
 
-from argassets.platform.presentation import figure_png, markdown_table, png_markdown, pyplot
+from argassets.platform.reporting.presentation import figure_png, markdown_table, png_markdown, pyplot
 from argassets.platform.resources.storage import read_stored_table
 from argassets.political.assets.common import _storable
 from argassets.political.assets.knowledge_base import read_optional_tables

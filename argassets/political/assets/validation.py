@@ -8,8 +8,8 @@ import dagster as dg
 import numpy as np
 import pandas as pd
 
-from argassets.platform.presentation import markdown_table, png_markdown
-from argassets.platform.registry import ModelRegistry
+from argassets.platform.registry.entries import ModelRegistry
+from argassets.platform.reporting.presentation import markdown_table, png_markdown
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.political.assets.common import _kind, _storable

@@ -15,9 +15,9 @@ from typing import Protocol
 
 import numpy as np
 
-from argassets.platform.judging import Judge, SamplingParams
-from argassets.platform.judgment_cache import JudgmentStore
-from argassets.platform.registry import ModelEntry
+from argassets.platform.judging.interface import Judge, SamplingParams
+from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.storage.judgment_cache import JudgmentStore
 from argassets.political.retrieval.generation import (
     DEFAULT_MAX_EXAMPLES,
     DEFAULT_SAMPLING,

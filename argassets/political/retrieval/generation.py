@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from argassets.platform.incremental_judging import judge_incrementally
-from argassets.platform.judges import build_judge
-from argassets.platform.judging import ChatRequest, Judge, SamplingParams
-from argassets.platform.judgment_cache import JudgmentStore
-from argassets.platform.model_identity import cache_model_key
-from argassets.platform.registry import ModelEntry
+from argassets.platform.judging.engines import build_judge
+from argassets.platform.judging.identity import cache_model_key
+from argassets.platform.judging.incremental import judge_incrementally
+from argassets.platform.judging.interface import ChatRequest, Judge, SamplingParams
+from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.storage.judgment_cache import JudgmentStore
 from argassets.political.retrieval.query import RetrievalResult
 
 DEFAULT_SAMPLING = SamplingParams(temperature=0.7, top_p=0.95, seed=0, max_tokens=160)

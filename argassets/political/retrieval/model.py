@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from argassets.platform.judges.vllm_model import file_sha256, model_cache_root
+from argassets.platform.judging.engines.vllm_model import file_sha256, model_cache_root
 
 #: The package that ships the default model, and the zip inside it.
 DEFAULT_MODEL_PACKAGE = "all_minilm_l6_v2"

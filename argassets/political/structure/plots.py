@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from argassets.platform.presentation import figure_png, pyplot
+from argassets.platform.reporting.presentation import figure_png, pyplot
 
 
 def distance_plot(robustness: pd.DataFrame) -> bytes:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from argassets.platform.graphs import components
+from argassets.platform.pairwise.graphs import components
 from argassets.political.validation.win_matrices import N_BINS
 
 

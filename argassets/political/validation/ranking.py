@@ -9,7 +9,7 @@ import numpy as np
 from scipy.stats import rankdata
 from sklearn.metrics import f1_score
 
-from argassets.platform.bradley_terry import fit_strengths
+from argassets.platform.pairwise.bradley_terry import fit_strengths
 
 #: Regularisation of the Bradley-Terry fit (``choix.ilsr_pairwise_dense(W, alpha=BT_ALPHA)``).
 BT_ALPHA = 0.01
@@ -29,7 +29,7 @@ def bt_strengths(matrix: np.ndarray, alpha: float = BT_ALPHA, max_iter: int = 10
 
     ``W[i, j]`` counts wins of ``i`` over ``j``; larger strength = more right-wing. Items without
     comparisons keep the regularised common value. If ILSR has not converged after ``max_iter``
-    iterations it continues under the retry rule of :func:`argassets.platform.bradley_terry.fit_strengths`.
+    iterations it continues under the retry rule of :func:`argassets.platform.pairwise.bradley_terry.fit_strengths`.
     """
     return fit_strengths(np.asarray(matrix, dtype=float), alpha, max_iter=max_iter, engine="choix")
 

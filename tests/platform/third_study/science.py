@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from argassets.platform.choice_parsing import parse_choice
-from argassets.platform.graphs import components
-from argassets.platform.judging import CachedCompletion, ChatRequest, SamplingParams
+from argassets.platform.judging.choice_parsing import parse_choice
+from argassets.platform.judging.interface import CachedCompletion, ChatRequest, SamplingParams
 from argassets.platform.pairwise.agreement import label_agreement
+from argassets.platform.pairwise.graphs import components
 from argassets.platform.pairwise.labels import LABELS, encode_labels, factorize_columns
 from argassets.platform.pairwise.scores import PairColumns, bt_scores
 from argassets.platform.pairwise.votes import majority_votes

@@ -18,8 +18,9 @@ import pandas as pd
 import pytest
 
 from argassets import catalog
-from argassets.platform.automation import study_roots, with_automation
-from argassets.platform.registry import load_registry, parse_registry
+from argassets.platform.operations.automation import study_roots, with_automation
+from argassets.platform.operations.run_tags import MODEL_TAG, STUDY_TAG
+from argassets.platform.registry.entries import load_registry, parse_registry
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
@@ -27,7 +28,6 @@ from argassets.platform.study import StudyDefinition, register_study, study_name
 from resources.build import build_resources
 from sensors.jobs import build_study_jobs
 from sensors.layout import code_location_layout
-from sensors.run_tags import MODEL_TAG, STUDY_TAG
 from tests.model_partitions import add_partitions
 from tests.platform.third_study import assets, checks
 from tests.platform.third_study.corpus import EXPERTS_PREFER_LONGER, TOPICS, synthetic_pairs, synthetic_texts
@@ -120,7 +120,7 @@ def test_the_study_imports_the_platform_and_no_other_study() -> None:
     imported = set().union(*(imported_modules(path) for path in package.glob("*.py")))
     others = sorted(n for n in imported if n.startswith(("argassets.argument_quality", "argassets.political")))
     assert others == []
-    assert {"argassets.platform.partition_judging", "argassets.platform.pairwise.scores"} <= imported
+    assert {"argassets.platform.judging.partition", "argassets.platform.pairwise.scores"} <= imported
 
 
 def test_the_study_is_one_of_the_studies_once_registered(persuasion: StudyDefinition) -> None:

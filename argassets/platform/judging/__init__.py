@@ -1,0 +1,1 @@
+"""Judging: requests and the Judge interface, the judging step, label probabilities and token counts."""

@@ -1,0 +1,277 @@
+"""Judgments made elsewhere, read from a documented tidy CSV or Parquet file.
+
+Tidy format, one row per judgment:
+
+========================  =====================================================================
+column                    meaning
+========================  =====================================================================
+``judge_model``           optional; when present only rows equal to the registry name are used
+key columns               the study's (its ``StudyDefinition.import_keys``); the first names the
+                          study's item and tells which study a file belongs to. Study A:
+                          ``comparison_id``, ``dimension``, ``strategy``, ``order`` (``ab``
+                          when left out); Study B: ``argument_id``
+``run``                   integer >= 0 (repetition)
+``raw_output``            the model's text (preferred) ...
+``label``                 ... or just the parsed label / score when the raw text is not kept
+``p_a, p_b, p_tie``       optional, all three or none: the judge's label probabilities
+                          (renormalised over A, B, Tie: each in [0, 1], summing to 1 within
+                          1e-6; a row may leave all three empty)
+========================  =====================================================================
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
+from argassets.platform.pairwise.labels import LABELS
+from argassets.platform.study import ImportKeys, studies
+
+__all__ = ["PROBABILITY_COLUMNS", "ImportFormatError", "ImportJudge", "load_tidy_judgments"]
+
+#: Optional columns: the label probabilities of a pairwise judgment (A, B, Tie).
+PROBABILITY_COLUMNS: tuple[str, ...] = ("p_a", "p_b", "p_tie")
+_SUM_TOLERANCE = 1e-6
+
+
+class ImportFormatError(ValueError):
+    """An import file that does not follow the tidy format; names the file and row."""
+
+
+def _where(path: Path, index: int) -> str:
+    line = f" (line {index + 2})" if path.suffix.lower() in (".csv", ".tsv") else ""
+    return f"{path}: row {index}{line}"
+
+
+def _read(path: Path) -> pd.DataFrame:
+    if not path.is_file():
+        raise ImportFormatError(f"{path}: import file not found")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            frame = pd.read_parquet(path)
+        elif suffix in (".csv", ".tsv"):
+            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
+            frame = frame.replace({"": None})
+        else:
+            raise ImportFormatError(f"{path}: unknown import format '{suffix}' (use .csv, .tsv or .parquet)")
+    except (ValueError, OSError) as exc:
+        if isinstance(exc, ImportFormatError):
+            raise
+        raise ImportFormatError(f"{path}: cannot be read: {exc}") from None
+    return frame
+
+
+def _key_set(path: Path, frame: pd.DataFrame, key_sets: Sequence[ImportKeys]) -> ImportKeys:
+    """The key set whose item column the file has (the first that matches, in study order)."""
+    for keys in key_sets:
+        if keys.item_column in frame.columns:
+            return keys
+    wanted = " or ".join(f"'{keys.item_column}'" for keys in key_sets)
+    raise ImportFormatError(f"{path}: needs a {wanted} column (the item of a study this judge takes part in)")
+
+
+def _probabilities(path: Path, frame: pd.DataFrame) -> pd.DataFrame | None:
+    """The validated ``p_a, p_b, p_tie`` columns (``None`` when the file has none of them)."""
+    present = [c for c in PROBABILITY_COLUMNS if c in frame.columns]
+    if not present:
+        return None
+    if len(present) < len(PROBABILITY_COLUMNS):
+        absent = [c for c in PROBABILITY_COLUMNS if c not in present]
+        raise ImportFormatError(f"{path}: has {', '.join(present)} but not {', '.join(absent)} (all three or none)")
+    raw = frame[list(PROBABILITY_COLUMNS)]
+    values = raw.apply(pd.to_numeric, errors="coerce").astype(float)
+    for column in PROBABILITY_COLUMNS:
+        unreadable = values[column].isna() & raw[column].notna()
+        if unreadable.any():
+            index = int(frame.index[np.flatnonzero(unreadable.to_numpy())[0]])
+            raise ImportFormatError(f"{_where(path, index)}: '{column}' is not a number: {raw[column].loc[index]!r}")
+    given = values.notna()
+    partial = given.any(axis=1) & ~given.all(axis=1)
+    outside = ((values < 0) | (values > 1)).any(axis=1)
+    bad_sum = given.all(axis=1) & ((values.sum(axis=1) - 1.0).abs() > _SUM_TOLERANCE)
+    for problem, what in (
+        (partial, "gives some of p_a, p_b, p_tie but not all three"),
+        (outside, "has a probability outside [0, 1]"),
+        (bad_sum, "has p_a + p_b + p_tie different from 1"),
+    ):
+        if problem.any():
+            index = int(frame.index[np.flatnonzero(problem.to_numpy())[0]])
+            shown = ", ".join(f"{c}={values[c].loc[index]!r}" for c in PROBABILITY_COLUMNS)
+            raise ImportFormatError(f"{_where(path, index)}: {what} ({shown})")
+    return values
+
+
+def load_tidy_judgments(
+    path: str | os.PathLike[str], model_name: str | None = None, key_sets: Sequence[ImportKeys] | None = None
+) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """Read and validate a tidy judgment file.
+
+    ``key_sets`` are the import keys of the studies the file may hold (default: every study's).
+
+    Returns
+    -------
+    (pandas.DataFrame, tuple of str)
+        Columns = the key columns, ``run`` (int), ``text`` (the raw output, else the label) and,
+        when the file has them, ``p_a, p_b, p_tie`` (float, NaN where a row leaves them empty);
+        and the key columns used (those of the study the file belongs to).
+
+    Raises
+    ------
+    ImportFormatError
+        Missing file or column, a bad value, no row for ``model_name``, or a judgment given twice;
+        the message names the file and row.
+    """
+    path = Path(path)
+    frame = _read(path)
+    key_set = _key_set(path, frame, [s.import_keys for s in studies()] if key_sets is None else key_sets)
+    keys = key_set.columns
+    frame = frame.assign(**{c: v for c, v in key_set.defaults.items() if c not in frame.columns})
+    required = [*keys, "run"]
+    missing = [c for c in required if c not in frame.columns]
+    if "raw_output" not in frame.columns and "label" not in frame.columns:
+        missing.append("raw_output or label")
+    if missing:
+        raise ImportFormatError(f"{path}: missing column(s) {', '.join(repr(c) for c in missing)}")
+    frame = frame.reset_index(drop=True)
+    if "judge_model" in frame.columns and model_name is not None:
+        mine = frame["judge_model"].astype(str) == model_name
+        if not mine.any():
+            found = sorted(frame["judge_model"].dropna().astype(str).unique())[:10]
+            raise ImportFormatError(f"{path}: no rows with judge_model = {model_name!r} (found: {found})")
+        frame = frame[mine]
+    for column in keys:
+        values = frame[column]
+        bad = values.isna()
+        if column in key_set.allowed:
+            bad |= ~values.astype(str).isin(key_set.allowed[column])
+        if bad.any():
+            index = int(frame.index[np.flatnonzero(bad.to_numpy())[0]])
+            allowed = f" (allowed: {sorted(key_set.allowed[column])})" if column in key_set.allowed else ""
+            raise ImportFormatError(f"{_where(path, index)}: bad '{column}' value {values.loc[index]!r}{allowed}")
+    runs = pd.to_numeric(frame["run"], errors="coerce")
+    bad = runs.isna() | (runs < 0) | (runs != runs.round())
+    if bad.any():
+        index = int(frame.index[np.flatnonzero(bad.to_numpy())[0]])
+        raise ImportFormatError(
+            f"{_where(path, index)}: 'run' must be an integer >= 0, got {frame['run'].loc[index]!r}"
+        )
+    text = pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    if "raw_output" in frame.columns:
+        text = frame["raw_output"].where(frame["raw_output"].notna(), None)
+    if "label" in frame.columns:
+        text = text.where(text.notna(), frame["label"])
+    if text.isna().any():
+        index = int(frame.index[np.flatnonzero(text.isna().to_numpy())[0]])
+        raise ImportFormatError(f"{_where(path, index)}: neither 'raw_output' nor 'label' is given")
+    tidy = pd.DataFrame({c: frame[c].astype(str) for c in keys})
+    tidy["run"] = runs.astype("int64")
+    tidy["text"] = text.astype(str)
+    probabilities = _probabilities(path, frame)
+    if probabilities is not None:
+        tidy[list(PROBABILITY_COLUMNS)] = probabilities
+    duplicated = tidy.duplicated([*keys, "run"], keep=False)
+    if duplicated.any():
+        rows = list(tidy.index[duplicated.to_numpy()])
+        first = tidy.loc[rows[0], [*keys, "run"]].tolist()
+        same = [r for r in rows if tidy.loc[r, [*keys, "run"]].tolist() == first]
+        raise ImportFormatError(
+            f"{_where(path, same[1])}: judgment {dict(zip([*keys, 'run'], first, strict=True))} "
+            f"given twice (first in row {same[0]})"
+        )
+    return tidy.reset_index(drop=True), keys
+
+
+class ImportJudge:
+    """Answers requests from a tidy judgment file (see the module docstring).
+
+    Requests are matched by the key columns read from ``ChatRequest.context`` (``order`` defaults
+    to ``ab``). A request the file does not answer is an error listing what is missing.
+    """
+
+    backend = "import"
+    is_baseline = False
+
+    def __init__(
+        self, path: str | os.PathLike[str], model_name: str | None = None, key_sets: Sequence[ImportKeys] | None = None
+    ):
+        self.path = Path(path)
+        self.model_name = model_name
+        self.key_sets = key_sets
+        self._table: dict[tuple[str, ...], str] | None = None
+        self._probabilities: dict[tuple[str, ...], tuple[float, float, float]] = {}
+        self._keys: tuple[str, ...] = ()
+
+    def table(self) -> dict[tuple[str, ...], str]:
+        if self._table is None:
+            tidy, self._keys = load_tidy_judgments(self.path, self.model_name, self.key_sets)
+            columns = [*self._keys, "run"]
+            self._table = {
+                tuple(str(v) for v in key): text
+                for key, text in zip(tidy[columns].itertuples(index=False, name=None), tidy["text"], strict=True)
+            }
+            if set(PROBABILITY_COLUMNS) <= set(tidy.columns):
+                given = tidy.dropna(subset=list(PROBABILITY_COLUMNS))
+                self._probabilities = {
+                    tuple(str(v) for v in key): (float(p_a), float(p_b), float(p_tie))
+                    for key, p_a, p_b, p_tie in zip(
+                        given[columns].itertuples(index=False, name=None),
+                        *(given[c] for c in PROBABILITY_COLUMNS),
+                        strict=True,
+                    )
+                }
+        return self._table
+
+    def label_probabilities(self, key: tuple[str, ...], request: ChatRequest) -> dict[str, float] | None:
+        """The row's ``p_a, p_b, p_tie`` as ``A, B, Tie`` (as presented) for a pairwise request, else ``None``."""
+        given = self._probabilities.get(key)
+        if given is None or set(request.choices or ()) != set(LABELS):
+            return None
+        return dict(zip(LABELS, given, strict=True))
+
+    def close(self) -> None:
+        """Nothing to free."""
+
+    def _defaults(self) -> dict[str, str]:
+        """Key values a request may leave out (the file's study's defaults)."""
+        key_sets = [s.import_keys for s in studies()] if self.key_sets is None else self.key_sets
+        return next((dict(k.defaults) for k in key_sets if k.columns == self._keys), {})
+
+    def complete(
+        self, requests: Sequence[ChatRequest], sampling: SamplingParams, runs: Sequence[int]
+    ) -> list[list[Completion]]:
+        table = self.table()
+        at = utc_now()
+        out, missing = [], []
+        for request in requests:
+            context = {**self._defaults(), **request.context}
+            row = []
+            for run in runs:
+                started = time.perf_counter()
+                try:
+                    key = tuple(str(context[c]) for c in self._keys) + (str(int(run)),)
+                except KeyError as exc:
+                    raise ValueError(f"request {request.key!r} has no {exc.args[0]!r} in its context") from None
+                if key not in table:
+                    missing.append(key)
+                    continue
+                probabilities = self.label_probabilities(key, request)
+                row.append(
+                    Completion(
+                        table[key], int(run), None, time.perf_counter() - started, at, at, label_probs=probabilities
+                    )
+                )
+            out.append(row)
+        if missing:
+            shown = "; ".join(", ".join(k) for k in missing[:5])
+            raise ValueError(
+                f"{self.path}: {len(missing)} judgment(s) missing for this partition's scope, e.g. {shown} "
+                f"(columns: {', '.join([*self._keys, 'run'])})"
+            )
+        return out

@@ -1,0 +1,1 @@
+"""Operations: running, recovering and scheduling runs (automation, Slurm, estimates, run tags)."""

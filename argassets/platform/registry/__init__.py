@@ -1,0 +1,1 @@
+"""The model registry: entries, their differences, and the model partitions."""

@@ -1,0 +1,1 @@
+"""Reporting: Markdown tables, plots, results pages and generated README sections."""

@@ -1,0 +1,1 @@
+"""Storage: the judgment cache, table storage and the read-only warehouse."""
