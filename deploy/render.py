@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from argassets.platform.registry.entries import ModelEntry, ModelRegistry, load_registry  # noqa: E402
+from argassets.platform.registry.entries import ModelEntry, ModelRegistry  # noqa: E402
+from argassets.studies import load_registry  # noqa: E402
 
 K8S_DIR = ROOT / "deploy" / "k8s"
 FLEET_DIR = ROOT / "deploy" / "vllm-fleet"

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from argassets.platform.study import Studies
 from argassets.political.neo4j_export import RELATIONSHIP_TYPES
 from argassets.political.retrieval.api import Retriever, debate, persona
 from argassets.political.retrieval.query import (
@@ -146,7 +147,7 @@ def _generation_inputs(args: argparse.Namespace, utterance: str | None) -> tuple
     from argassets.platform.storage.judgment_cache import default_cache_location, open_judgment_cache
 
     try:
-        entry = load_registry().get(args.model)
+        entry = load_registry(studies=args.studies).get(args.model)
     except (KeyError, RegistryError) as exc:
         raise CommandError(f"--model {args.model!r}: {exc.args[0] if exc.args else exc}") from None
     results: list[RetrievalResult] = []
@@ -247,8 +248,11 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     return run
 
 
-def add_commands(sub: Any) -> None:
-    """Add ``retrieve``, ``debate`` and ``persona`` to the ``argassets`` subcommands."""
+def add_commands(sub: Any, studies: Studies) -> None:
+    """Add ``retrieve``, ``debate`` and ``persona`` to the ``argassets`` subcommands.
+
+    ``studies`` are the code location's: the registry a command reads is validated against them.
+    """
     retrieve = sub.add_parser("retrieve", help="arguments of the KB near an utterance (graph-based retrieval)")
     retrieve.add_argument("utterance", help="what the user said (the query)")
     _retrieval_options(retrieve, "vector")
@@ -260,7 +264,7 @@ def add_commands(sub: Any) -> None:
     deb.add_argument("--no-retrieval", action="store_true", help="answer without retrieved examples")
     deb.add_argument("--max-examples", type=int, default=8, help="retrieved examples shown to the model at most")
     _retrieval_options(deb, "typical")
-    deb.set_defaults(func=_guarded(cmd_debate))
+    deb.set_defaults(func=_guarded(cmd_debate), studies=studies)
 
     per = sub.add_parser("persona", help="a political persona, from retrieved arguments")
     per.add_argument("--topic", help="text to retrieve the persona's arguments with")
@@ -268,4 +272,4 @@ def add_commands(sub: Any) -> None:
     per.add_argument("--no-retrieval", action="store_true", help="write the persona without retrieved arguments")
     per.add_argument("--max-examples", type=int, default=8, help="retrieved arguments shown to the model at most")
     _retrieval_options(per, "vector")
-    per.set_defaults(func=_guarded(cmd_persona))
+    per.set_defaults(func=_guarded(cmd_persona), studies=studies)

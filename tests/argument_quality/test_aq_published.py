@@ -19,7 +19,7 @@ from argassets.argument_quality.published import (
 from argassets.argument_quality.published_reproduction import reproduction_summary, reproduction_table, with_published
 from argassets.argument_quality.published_resampling import label_bootstrap, metric_intervals, score_bootstrap
 from argassets.platform.pairwise.agreement import cohen_kappa
-from argassets.platform.registry.entries import load_registry
+from argassets.studies import load_registry
 
 METRICS = list(PUBLISHED_METRICS.values())
 

@@ -19,8 +19,9 @@ from argassets.platform.operations.estimate import (
     missing_completions,
     time_limit_minutes,
 )
-from argassets.platform.registry.entries import ModelEntry, load_registry
+from argassets.platform.registry.entries import ModelEntry
 from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.studies import load_registry
 
 
 def _requests() -> list[ChatRequest]:

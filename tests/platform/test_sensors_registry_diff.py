@@ -18,8 +18,10 @@ from argassets.platform.registry.diff import (
     merge_pending,
     plan_registry_work,
 )
-from argassets.platform.registry.entries import parse_registry
+from argassets.studies import code_location_studies, parse_registry
 from sensors.registry_sensor import DEFAULT_RUN_BACKENDS, run_backends
+
+STUDIES = code_location_studies()
 
 
 def registry(*entries: dict):
@@ -33,10 +35,14 @@ GPU = {"name": "big", "backend": "vllm", "model_id": "x/y", "gpus": 4, "studies"
 
 def test_fingerprint_ignores_description_and_spelled_out_defaults_but_not_sampling() -> None:
     base = registry(A).get("a")
-    assert entry_fingerprint(base) == entry_fingerprint(registry({**A, "description": "x"}).get("a"))
-    assert entry_fingerprint(base) == entry_fingerprint(registry({**A, "gpus": 0}).get("a"))
-    assert entry_fingerprint(base) != entry_fingerprint(registry({**A, "sampling": {"temperature": 0.5}}).get("a"))
-    assert entry_fingerprint(base) != entry_fingerprint(registry({**A, "scope": {"topics": [1]}}).get("a"))
+    assert entry_fingerprint(base, STUDIES) == entry_fingerprint(registry({**A, "description": "x"}).get("a"), STUDIES)
+    assert entry_fingerprint(base, STUDIES) == entry_fingerprint(registry({**A, "gpus": 0}).get("a"), STUDIES)
+    assert entry_fingerprint(base, STUDIES) != entry_fingerprint(
+        registry({**A, "sampling": {"temperature": 0.5}}).get("a"), STUDIES
+    )
+    assert entry_fingerprint(base, STUDIES) != entry_fingerprint(
+        registry({**A, "scope": {"topics": [1]}}).get("a"), STUDIES
+    )
 
 
 def test_diff_names_added_changed_removed_in_order() -> None:
@@ -176,5 +182,5 @@ def test_fingerprints_did_not_change_when_scopes_became_per_study() -> None:
         }
     )
     before = {"plain": "eba6313f7945ca95", "pilot": "94a83406ad8c48c9", "aq": "37bf71ab4b54160a"}
-    assert {name: entry_fingerprint(entries.get(name)) for name in before} == before
-    assert entry_fingerprint(tables.get("pilot")) == before["pilot"]
+    assert {name: entry_fingerprint(entries.get(name), STUDIES) for name in before} == before
+    assert entry_fingerprint(tables.get("pilot"), STUDIES) == before["pilot"]

@@ -20,10 +20,10 @@ import pytest
 import argassets.platform.paths as paths
 from argassets.cli import common
 from argassets.platform.paths import DUCKDB_ENV_VAR
-from argassets.platform.registry.entries import load_registry
 from argassets.platform.resources.storage import read_stored_table
 from argassets.platform.storage.table_store import TABLES_ENV_VAR
 from argassets.platform.storage.warehouse import connect, published_dir
+from argassets.studies import load_registry
 
 STUDY = ["argument_quality"]
 #: The sample: 35 comparisons in each of 3 dimensions, 3 strategies, 3 runs; 12 report rows per model.

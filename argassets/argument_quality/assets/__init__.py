@@ -1,13 +1,15 @@
-"""Study A's assets, by stage: corpora, prompts, judgments, aggregation, reports (length bias among them)."""
+"""Study A's assets, by stage: corpora, prompts, aggregation, reports (length bias among them).
+
+The judgments (``aq_judgments``) are built by the platform from the study's declaration (``study.py``).
+"""
 
 from argassets.argument_quality.assets import (
     aggregation,
     corpora,
-    judgments,
     length_bias,
     prompts,
     reports,
     results_page,
 )
 
-ASSET_MODULES = [corpora, prompts, judgments, aggregation, reports, length_bias, results_page]
+ASSET_MODULES = [corpora, prompts, aggregation, reports, length_bias, results_page]

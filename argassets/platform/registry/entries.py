@@ -21,6 +21,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SerializeAsAny,
     ValidationError,
     ValidationInfo,
@@ -29,7 +30,7 @@ from pydantic import (
 )
 
 from argassets.platform.judging.interface import SamplingParams
-from argassets.platform.study import StudyScope, get_study, study_names
+from argassets.platform.study import Studies, StudyScope
 
 Backend = Literal["vllm", "openai", "import", "llama_cpp", "random", "longer-wins"]
 
@@ -77,9 +78,25 @@ def validate_partition_key(key: object, where: str = "partition key") -> str:
     return key
 
 
-def _known_study(name: str) -> str:
-    if name not in study_names():
-        raise ValueError(f"unknown study '{name}' (known: {', '.join(study_names())})")
+#: The validation context key that holds the code location's :class:`Studies` (see :func:`parse_registry`).
+STUDIES_CONTEXT = "studies"
+
+
+def context_studies(info: ValidationInfo) -> Studies | None:
+    """The studies the registry is validated against; ``None`` when it is read without them.
+
+    Without them (the Slurm launcher's reading, or an entry built in code) study names are not
+    checked, and a scope must already be validated: a raw scope table is an error, except in a
+    reading that asked for no studies, which leaves scopes out.
+    """
+    context = info.context or {}
+    return context.get(STUDIES_CONTEXT)
+
+
+def _known_study(name: str, info: ValidationInfo) -> str:
+    known = context_studies(info)
+    if known is not None and name not in known.names:
+        raise ValueError(f"unknown study '{name}' (known: {', '.join(known.names)})")
     return name
 
 
@@ -216,7 +233,10 @@ class ModelEntry(_Strict):
         studies = info.data.get("studies")
         if studies is None:  # already reported as invalid
             return {}
-        return scopes_by_study(value, studies)
+        known = context_studies(info)
+        if known is None and info.context is not None and STUDIES_CONTEXT in info.context:
+            return {}  # read without the studies on purpose: scopes left out
+        return scopes_by_study(value, studies, known)
 
     @model_validator(mode="after")
     def _backend_requirements(self) -> ModelEntry:
@@ -294,6 +314,14 @@ class ModelRegistry(_Strict):
     models: list[ModelEntry]
     #: Defaults of every entry's Slurm jobs (the registry's top-level ``[slurm]`` table).
     slurm: SlurmSettings = SlurmSettings()
+    _studies: Studies | None = PrivateAttr(default=None)
+
+    @property
+    def studies(self) -> Studies:
+        """The studies this registry was validated against (:func:`parse_registry`)."""
+        if self._studies is None:
+            raise RegistryError("this registry was read without the studies (parse_registry(..., studies=None))")
+        return self._studies
 
     @model_validator(mode="after")
     def _unique_names(self) -> ModelRegistry:
@@ -323,18 +351,18 @@ class ModelRegistry(_Strict):
         return entry.slurm.merged_over(self.slurm)
 
 
-def _flat_scope(raw: Mapping[str, Any], studies: list[str]) -> dict[str, dict[str, Any]]:
+def _flat_scope(raw: Mapping[str, Any], studies: list[str], known: Studies) -> dict[str, dict[str, Any]]:
     """A flat ``scope = { ... }`` split among ``studies``: each field to the studies declaring it."""
     per_study: dict[str, dict[str, Any]] = {}
     for name in studies:
-        fields = get_study(name).scope_model.model_fields
+        fields = known.get(name).scope_model.model_fields
         mine = {key: value for key, value in raw.items() if key in fields}
         if mine:
             per_study[name] = mine
     claimed = {key for fields in per_study.values() for key in fields}
     stray = [key for key in raw if key not in claimed]
     if stray:
-        declared = {name: sorted(get_study(name).scope_model.model_fields) for name in studies}
+        declared = {name: sorted(known.get(name).scope_model.model_fields) for name in studies}
         raise ValueError(
             f"'{stray[0]}' is neither a study nor a scope field of this entry's studies (their fields: "
             + "; ".join(f"{name}: {', '.join(fields) or 'none'}" for name, fields in declared.items())
@@ -343,12 +371,13 @@ def _flat_scope(raw: Mapping[str, Any], studies: list[str]) -> dict[str, dict[st
     return per_study
 
 
-def scopes_by_study(raw: Any, studies: list[str]) -> dict[str, StudyScope]:
+def scopes_by_study(raw: Any, studies: list[str], known: Studies | None) -> dict[str, StudyScope]:
     """An entry's ``scope``, validated by the scope model of each study it restricts.
 
     ``raw`` is ``{study: {field: value}}`` (a table per study) or the flat shorthand
     ``{field: value}``; a study the entry does not take part in, or a field no study declares, is
     an error, and so is a restriction its study rejects (an unknown topic, an empty list).
+    ``known`` are the code location's studies; without them only validated scopes are accepted.
     """
     if not isinstance(raw, Mapping):
         raise ValueError("must be a table: scope.<study> = { ... }")
@@ -356,17 +385,19 @@ def scopes_by_study(raw: Any, studies: list[str]) -> dict[str, StudyScope]:
         return {}
     if all(isinstance(value, StudyScope) for value in raw.values()):
         return dict(raw)
-    tables = {key: value for key, value in raw.items() if key in study_names()}
+    if known is None:
+        raise ValueError("a scope table is validated by the studies' scope models: parse_registry(..., studies=...)")
+    tables = {key: value for key, value in raw.items() if key in known.names}
     if tables and len(tables) != len(raw):
         raise ValueError("mixes per-study tables with plain fields: write every field under scope.<study>")
-    per_study = tables if tables else _flat_scope(raw, studies)
+    per_study = tables if tables else _flat_scope(raw, studies, known)
     scopes: dict[str, StudyScope] = {}
     for name, fields in per_study.items():
         if name not in studies:
             raise ValueError(
                 f"restricts study '{name}', which this entry takes no part in (studies: {', '.join(studies)})"
             )
-        model = get_study(name).scope_model
+        model = known.get(name).scope_model
         try:
             scopes[name] = fields if isinstance(fields, model) else model.model_validate(fields)
         except ValidationError as exc:
@@ -396,8 +427,13 @@ def _describe_error(source: str, raw_models: list[Any], error: Mapping[str, Any]
     return f"{where}: field '{field}': {message}" if field else f"{where}: {message}"
 
 
-def parse_registry(data: dict[str, Any], source: str = "<registry>") -> ModelRegistry:
-    """Validate an already-parsed TOML document; errors name the source, entry and field."""
+def parse_registry(data: dict[str, Any], source: str = "<registry>", *, studies: Studies | None) -> ModelRegistry:
+    """Validate an already-parsed TOML document; errors name the source, entry and field.
+
+    ``studies`` are the code location's: entries' study names and scopes are checked against them.
+    ``None`` reads what needs no study (names, backends, GPUs, Slurm settings) and leaves scopes out:
+    for readers outside the code location, such as the Slurm launcher.
+    """
     raw_models = data.get("models")
     unknown = sorted(key for key in data if key not in TOP_LEVEL_KEYS)
     problems = []
@@ -414,16 +450,19 @@ def parse_registry(data: dict[str, Any], source: str = "<registry>") -> ModelReg
         raise RegistryError(f"{source}: " + "; ".join(problems))
     assert isinstance(raw_models, list)
     try:
-        return ModelRegistry.model_validate(
-            {"models": raw_models, **({"slurm": data["slurm"]} if "slurm" in data else {})}
+        registry = ModelRegistry.model_validate(
+            {"models": raw_models, **({"slurm": data["slurm"]} if "slurm" in data else {})},
+            context={STUDIES_CONTEXT: studies},
         )
     except ValidationError as exc:
         lines = [_describe_error(source, raw_models, error) for error in exc.errors()]
         raise RegistryError("invalid model registry:\n" + "\n".join(lines)) from None
+    registry._studies = studies
+    return registry
 
 
-def load_registry(path: str | os.PathLike[str] | None = None) -> ModelRegistry:
-    """Read and validate the registry file (see :func:`registry_path`)."""
+def load_registry(path: str | os.PathLike[str] | None = None, *, studies: Studies | None) -> ModelRegistry:
+    """Read and validate the registry file (see :func:`registry_path` and :func:`parse_registry`)."""
     resolved = registry_path(path)
     try:
         text = resolved.read_text(encoding="utf-8")
@@ -433,4 +472,4 @@ def load_registry(path: str | os.PathLike[str] | None = None) -> ModelRegistry:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RegistryError(f"{resolved}: not valid TOML: {exc}") from None
-    return parse_registry(data, str(resolved))
+    return parse_registry(data, str(resolved), studies=studies)

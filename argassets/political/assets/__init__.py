@@ -1,14 +1,16 @@
-"""Assets: Study B, political positions of arguments (prompts, predictions, stats, ensembles, validation, KB analysis, retrieval)."""
+"""Assets: Study B, political positions of arguments (prompts, stats, ensembles, validation, KB analysis, retrieval).
+
+The predictions (``political_predictions``) are built by the platform from the study's declaration (``study.py``).
+"""
 
 from argassets.political.assets import (
     ensembles,
     kb_analysis,
     knowledge_base,
-    predictions,
     prompts,
     results_page,
     retrieval,
     validation,
 )
 
-ASSET_MODULES = [knowledge_base, prompts, predictions, ensembles, validation, results_page, kb_analysis, retrieval]
+ASSET_MODULES = [knowledge_base, prompts, ensembles, validation, results_page, kb_analysis, retrieval]

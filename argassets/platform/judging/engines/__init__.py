@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from argassets.platform.judging.engines.baselines import LongerWinsJudge, RandomJudge
@@ -20,7 +20,7 @@ from argassets.platform.judging.engines.vllm_model import converted_model_dir
 from argassets.platform.judging.interface import Judge
 from argassets.platform.paths import resolve_data_dir
 from argassets.platform.registry.entries import Backend, ModelEntry
-from argassets.platform.study import get_study
+from argassets.platform.study import ImportKeys
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
@@ -48,13 +48,15 @@ def build_judge(
     llama_threads: int | None = None,
     environ: Mapping[str, str] | None = None,
     data_dir: Path | None = None,
+    import_keys: Sequence[ImportKeys] = (),
 ) -> Judge:
     """The judge of one registry entry (nothing heavy is loaded yet).
 
     ``openai`` entries read the endpoint and key from the environment variables named by
     ``base_url_env`` / ``api_key_env`` (default ``ARGASSETS_OPENAI_BASE_URL`` /
     ``ARGASSETS_OPENAI_API_KEY``) when this is called, i.e. at run time. ``import`` entries
-    resolve a relative ``path`` below ``data_dir`` (default: the published-data folder).
+    resolve a relative ``path`` below ``data_dir`` (default: the published-data folder) and read
+    the key columns of ``import_keys`` (those of the entry's studies).
     """
     env = os.environ if environ is None else environ
     if entry.backend == "random":
@@ -65,7 +67,7 @@ def build_judge(
         return ImportJudge(
             entry.import_file(resolve_data_dir() if data_dir is None else data_dir),
             model_name=entry.name,
-            key_sets=[get_study(name).import_keys for name in entry.studies],
+            key_sets=import_keys,
         )
     if entry.backend == "openai":
         url_var = entry.base_url_env or DEFAULT_BASE_URL_ENV
