@@ -159,3 +159,19 @@ def test_an_estimate_reads_only_what_the_requests_need() -> None:
     nosy = StudyDefinition(**{**PERSUASION.__dict__, "build_requests": lambda e, s, inputs: inputs["aq_prompts"]})
     with pytest.raises(KeyError, match="'aq_prompts' is not an input of the study"):
         study_workload(nosy, entry, lambda name: pd.DataFrame())
+
+
+def test_every_field_of_a_declaration_has_a_reader() -> None:
+    """A field nobody reads is a promise nobody keeps: each is read outside platform/study.py."""
+    import dataclasses
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    code = "\n".join(
+        path.read_text(encoding="utf-8")
+        for folder in ("argassets", "sensors", "resources")
+        for path in (root / folder).rglob("*.py")
+        if path != root / "argassets" / "platform" / "study.py"
+    )
+    unread = [f.name for f in dataclasses.fields(StudyDefinition) if not re.search(rf"\.{f.name}\b", code)]
+    assert unread == []
