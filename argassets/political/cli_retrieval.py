@@ -1,6 +1,6 @@
 """``argassets retrieve | debate | persona``: graph-based retrieval and generation from a terminal.
 
-Registered by ``argassets/cli.py`` (:func:`add_commands`). The embedded store reads the tables a
+Registered by the ``argassets`` parser (:mod:`argassets.cli`, :func:`add_commands`). The embedded store reads the tables a
 run wrote (``argassets run-default``); ``--store neo4j`` queries the server of ``NEO4J_URI``,
 ``NEO4J_USER``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE`` after ``neo4j_political_kb_embeddings``.
 """

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 import argassets.platform.paths as paths
-from argassets import cli
+from argassets.cli import common
 from argassets.platform.paths import DUCKDB_ENV_VAR
 from argassets.platform.registry.entries import load_registry
 from argassets.platform.resources.storage import read_stored_table
@@ -47,10 +47,10 @@ def test_a_reader_held_open_across_a_partition_and_its_reports(tmp_path: Path, m
     database = tmp_path / "db" / "argassets.duckdb"
     monkeypatch.setenv("ARGASSETS_DUCKDB", str(database))
     monkeypatch.setenv("ARGASSETS_CACHE", str(tmp_path / "db" / "cache.sqlite"))
-    instance = cli.get_instance()
+    instance = common.get_instance()
     registry = load_registry()
-    cli.sync_partitions(instance, registry)
-    executor = cli.Executor(instance)
+    common.sync_partitions(instance, registry)
+    executor = common.executor(instance)
     assert executor.run_partition(registry, "longer-wins", STUDY) and executor.run_reports(STUDY)
 
     old = {"aq_judgments": [("longer-wins", JUDGED)], "aq_agreement_report": [("longer-wins", REPORTED)]}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from argassets.cli_estimate import workloads
+from argassets.cli.estimate import workloads
 from argassets.platform.judging.interface import Completion
 from argassets.platform.operations.estimate import estimate_partition, missing_completions
 from argassets.platform.registry.entries import ModelEntry

@@ -2,7 +2,7 @@
 
 Reads the study inputs the instance has materialised, the judgment cache, and the entry's
 earlier judging runs (their metadata) to build :class:`argassets.platform.operations.estimate.WorkEstimate`.
-``argassets slurm backfill`` uses the same estimate for each job's time limit and tags, and
+``argassets slurm backfill`` (:mod:`argassets.cli.slurm`) uses the same estimate for each job's time limit and tags, and
 refuses a partition over the budget.
 """
 
@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from argassets.cli.common import CliError, check_key, chosen_studies, executor, get_instance, registry, say
 from argassets.platform.judging.interface import ChatRequest, SamplingParams
 from argassets.platform.judging.prompt_tokens import prompt_token_counts
 from argassets.platform.operations.estimate import (
@@ -22,6 +23,7 @@ from argassets.platform.operations.estimate import (
     measured_throughput,
     missing_completions,
 )
+from argassets.platform.operations.run_engine import Executor
 from argassets.platform.registry.entries import ModelEntry, ModelRegistry
 from argassets.platform.study import studies
 
@@ -54,11 +56,10 @@ def throughput_of(instance: Any, asset: str, entry: ModelEntry) -> tuple[float |
     return None, "no earlier run sent anything and the registry declares no throughput"
 
 
-def estimate_for(executor: Any, registry: ModelRegistry, name: str, study: str) -> WorkEstimate:
-    """The estimate of partition ``name`` of ``study`` on the executor's instance."""
+def estimate_for(engine: Executor, registry: ModelRegistry, name: str, study: str) -> WorkEstimate:
+    """The estimate of partition ``name`` of ``study`` on the run engine's instance."""
     import dagster as dg
 
-    from argassets.cli import CliError
     from argassets.platform.judging.identity import cache_model_key
     from argassets.platform.storage.judgment_cache import default_cache_location, open_judgment_cache
 
@@ -69,9 +70,9 @@ def estimate_for(executor: Any, registry: ModelRegistry, name: str, study: str) 
     entry = registry.get(name)
 
     def load(key: str) -> pd.DataFrame:
-        if executor.instance.get_latest_materialization_event(dg.AssetKey(key)) is None:
+        if engine.instance.get_latest_materialization_event(dg.AssetKey(key)) is None:
             raise CliError(f"{name} / {study}: input {key} is not materialised yet (argassets materialize {name})")
-        return executor.repo_def.load_asset_value(dg.AssetKey(key), instance=executor.instance)
+        return engine.repo_def.load_asset_value(dg.AssetKey(key), instance=engine.instance)
 
     requests, n_runs, sampling = workload(entry, load)
     cache = open_judgment_cache(default_cache_location())
@@ -79,31 +80,29 @@ def estimate_for(executor: Any, registry: ModelRegistry, name: str, study: str) 
         cached = missing_completions(cache, cache_model_key(entry), sampling.key(), requests, n_runs)
     finally:
         cache.close()
-    throughput = throughput_of(executor.instance, asset, entry)
+    throughput = throughput_of(engine.instance, asset, entry)
     tokens = prompt_token_counts(entry, cached[2])
     return estimate_partition(entry, study, requests, n_runs, cached, throughput, sampling.max_tokens, tokens)
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
-    from argassets.cli import CliError, Executor, _check_key, _print, _registry, _studies, get_instance
-
-    _check_key(args.model, "estimate")
-    registry = _registry()
-    if args.model not in registry.names:
-        raise CliError(f"{args.model}: not in the registry (known: {', '.join(registry.names)})")
-    entry = registry.get(args.model)
-    wanted = _studies(args.study)
+    check_key(args.model, "estimate")
+    models = registry()
+    if args.model not in models.names:
+        raise CliError(f"{args.model}: not in the registry (known: {', '.join(models.names)})")
+    entry = models.get(args.model)
+    wanted = chosen_studies(args.study)
     known = workloads()
     chosen = [s for s in entry.studies if s in known and (wanted is None or s in wanted)]
     if not chosen:
         raise CliError(f"{args.model}: takes part in no estimable study ({', '.join(known)}) selected")
-    executor = Executor(get_instance())
+    engine = executor(get_instance())
     for study in chosen:
-        _print(estimate_for(executor, registry, args.model, study).describe())
+        say(estimate_for(engine, models, args.model, study).describe())
     return 0
 
 
-def add_estimate_command(sub: Any) -> None:
+def add_command(sub: Any) -> None:
     """Register ``argassets estimate`` on the main parser's subcommands."""
     est = sub.add_parser("estimate", help="requests, tokens, cache, time and cost of a partition before it runs")
     est.add_argument("model", help="registry entry to estimate, e.g. smollm2-135m-vllm")
