@@ -554,23 +554,13 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
-    """One query over the published tables (never the DuckDB file a run writes)."""
-    import duckdb
-
-    from argassets.platform.storage.warehouse import connect
+    """One read-only query over the published tables (never the DuckDB file a run writes)."""
+    from argassets.platform.storage.warehouse_query import QueryError, run_query
 
     try:
-        with connect() as connection:
-            relation = connection.sql(args.query)
-            if relation is None:
-                return 0
-            if args.csv:
-                relation.df().to_csv(sys.stdout, index=False)
-            else:
-                relation.show(max_rows=args.max_rows, max_width=shutil.get_terminal_size().columns)
-    except (FileNotFoundError, duckdb.Error) as exc:
+        return run_query(args.query, csv=args.csv, max_rows=args.max_rows)
+    except QueryError as exc:
         raise CliError(str(exc)) from None
-    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -628,12 +618,14 @@ def build_parser() -> argparse.ArgumentParser:
     ui.add_argument("--port", type=int, default=3000, help="port of the web UI (default 3000)")
     ui.set_defaults(func=cmd_ui)
 
-    sql = sub.add_parser(
-        "sql", help="run one DuckDB query over the results (their Parquet copies: safe while runs write)"
+    sql_help = (
+        "run one read-only query (a SELECT) over the results' Parquet copies, safe while runs write; "
+        "it cannot write, attach, copy, create or read other files (docs/operations.md)"
     )
-    sql.add_argument("query", help='e.g. "SHOW TABLES" or "SELECT * FROM aq_bt_scores LIMIT 5"')
-    sql.add_argument("--csv", action="store_true", help="print every row as CSV instead of a table")
-    sql.add_argument("--max-rows", type=int, default=40, help="rows shown in the table (default 40)")
+    sql = sub.add_parser("sql", help=sql_help, description=sql_help)
+    sql.add_argument("query", help='one SELECT, e.g. "SHOW TABLES" or "SELECT * FROM aq_bt_scores LIMIT 5"')
+    sql.add_argument("--csv", action="store_true", help="print every row as CSV, streamed (instead of a table)")
+    sql.add_argument("--max-rows", type=int, default=40, help="rows shown in the table, 1 or more (default 40)")
     sql.set_defaults(func=cmd_sql)
 
     from argassets.cli_slurm import add_slurm_commands

@@ -34,6 +34,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from argassets.platform.storage.table_health import record_digest
+
 __all__ = ["TABLES_ENV_VAR", "ParquetTableStore", "partition_dirname"]
 
 #: Environment variable selecting Parquet table storage (a folder or an fsspec URL); unset: DuckDB.
@@ -101,9 +103,10 @@ class ParquetTableStore:
             os.makedirs(folder, exist_ok=True)
             temporary = f"{folder}/.{uuid.uuid4().hex}.tmp"
             try:
-                pq.write_table(table, temporary)
+                pq.write_table(table, temporary, write_page_checksum=True)
                 with open(temporary, "rb+") as handle:
                     os.fsync(handle.fileno())
+                record_digest(temporary)  # moves with the file: readers find damage by it
                 os.replace(temporary, target)
             finally:
                 if os.path.exists(temporary):
@@ -111,7 +114,7 @@ class ParquetTableStore:
         else:
             self.fs.makedirs(folder, exist_ok=True)
             with self.fs.open(target, "wb") as handle:  # one PUT: visible whole or not at all
-                pq.write_table(table, handle)
+                pq.write_table(table, handle, write_page_checksum=True)
 
     def write(self, table: str, frame: pd.DataFrame) -> str:
         """Replace an unpartitioned table; returns its file."""
