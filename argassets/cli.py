@@ -168,8 +168,10 @@ def cmd_pools(args: argparse.Namespace) -> int:
     instance = get_instance()
     storage = instance.event_log_storage
     if args.gpu is not None:
-        if args.gpu < 0:
-            raise CliError("--gpu must be 0 or more")
+        from argassets.platform.operations.waiting import pool_limit_problem
+
+        if problem := pool_limit_problem("gpu", args.gpu):
+            raise CliError(f"--gpu {args.gpu}: {problem}")
         storage.set_concurrency_slots("gpu", args.gpu)
         _print(f"pool 'gpu': limit {args.gpu}")
     for key in sorted(storage.get_concurrency_keys()):
@@ -583,7 +585,7 @@ def build_parser() -> argparse.ArgumentParser:
     plist.set_defaults(func=cmd_partitions_list)
 
     pools = sub.add_parser("pools", help="show or set concurrency pool limits")
-    pools.add_argument("--gpu", type=int, help="limit of the 'gpu' pool (concurrent judging steps)")
+    pools.add_argument("--gpu", type=int, help="limit of the 'gpu' pool (concurrent judging steps), 1 or more")
     pools.set_defaults(func=cmd_pools)
 
     mat = sub.add_parser("materialize", help="materialise one model partition of its studies")
