@@ -111,9 +111,11 @@ def redact_url(url: str) -> str:
     """One URL fit for showing: its password (up to the last '@', spaces included) replaced by ``***``
     and remembered, so that no other message of this process shows it either."""
     parts = _userinfo(url.strip())
-    if parts is None or parts[2] is None:
+    if parts is None:
         return redact(url)
     scheme, user, password = parts
+    if password is None:
+        return redact(url)
     remember_secret(password)
     remember_secret(unquote(password))
     return redact(f"{scheme}{user}:{REDACTED}@{url.strip()[len(scheme) :].rsplit('@', 1)[1]}")

@@ -47,11 +47,12 @@ from argassets.platform.storage.warehouse import connect
 
 warehouse, read_only = sys.argv[1], sys.argv[2] == "read_only"
 held = duckdb.connect(warehouse, read_only=read_only)
+held.execute("SET enable_progress_bar = false")  # a bar on stdout would mix with the report
 report = {"before": held.execute(COUNTS).fetchall(), "tables_before": sorted(r[0] for r in held.execute("SHOW TABLES").fetchall())}
 path = connect()
 stream = path.sql("SELECT * FROM aq_prompts").fetch_record_batch(10)
 first = stream.read_next_batch().num_rows
-print(json.dumps(report), flush=True)
+print("REPORT " + json.dumps(report), flush=True)
 sys.stdin.readline()  # the run happens meanwhile
 report["same_connection"] = held.execute(COUNTS).fetchall()
 report["streamed"] = first + sum(batch.num_rows for batch in stream)
@@ -60,13 +61,22 @@ held.close()
 again = duckdb.connect(warehouse, read_only=True)
 report["tables_after"] = sorted(r[0] for r in again.execute("SHOW TABLES").fetchall())
 report["reconnected"] = again.execute(COUNTS).fetchall()
-print(json.dumps(report), flush=True)
+print("REPORT " + json.dumps(report), flush=True)
 """.replace("COUNTS", repr(COUNTS))
 
 
 def _argassets(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     command = [str(BIN / "argassets"), *args]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+
+
+def _report(reader: subprocess.Popen) -> dict:
+    """The reader's next report line."""
+    assert reader.stdout is not None
+    for line in reader.stdout:
+        if line.startswith("REPORT "):
+            return json.loads(line.removeprefix("REPORT "))
+    raise AssertionError(f"the reader stopped: {reader.stderr.read() if reader.stderr else ''}")
 
 
 def _held_through(env: dict[str, str], mode: str, *run: str) -> tuple[dict, subprocess.CompletedProcess[str]]:
@@ -82,12 +92,11 @@ def _held_through(env: dict[str, str], mode: str, *run: str) -> tuple[dict, subp
     )
     assert reader.stdin is not None and reader.stdout is not None
     try:
-        opened = reader.stdout.readline()
-        assert opened, reader.stderr.read() if reader.stderr else "the reader did not start"
+        opened = _report(reader)
         done = _argassets(env, *run)
         reader.stdin.write("go\n")
         reader.stdin.flush()
-        report = {**json.loads(opened), **json.loads(reader.stdout.readline() or "{}")}
+        report = {**opened, **_report(reader)}
     finally:
         reader.kill()
         reader.wait(timeout=60)

@@ -86,7 +86,9 @@ def test_a_run_queued_behind_a_full_tag_limit_says_so_in_its_log() -> None:
         queued = submitted(instance, {POOL_TAG: "gpu"}, None)
         messages = [e.message for e in instance.all_logs(queued.run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)]
         assert any(
-            m.startswith(f"queued: at most 1 run(s) tagged {POOL_TAG}=gpu run at a time (in progress: {running.run_id[:8]})")
+            m.startswith(
+                f"queued: at most 1 run(s) tagged {POOL_TAG}=gpu run at a time (in progress: {running.run_id[:8]})"
+            )
             for m in messages
         ), messages
         alone = submitted(instance, {"other": "x"}, None)

@@ -23,8 +23,9 @@ from argassets.platform.paths import DUCKDB_ENV_VAR
 from argassets.platform.registry.entries import load_registry
 from argassets.platform.resources.storage import read_stored_table
 from argassets.platform.storage.reader_file import open_store, store_path
-from argassets.platform.storage.table_store import TABLES_ENV_VAR
+from argassets.platform.storage.table_store import TABLES_ENV_VAR, ParquetTableStore
 from argassets.platform.storage.warehouse import ReadOnlyConnection, connect, published_dir
+from tests.platform.warehouse_fixtures import write_tables
 
 STUDY = ["argument_quality"]
 #: The sample: 35 comparisons in each of 3 dimensions, 3 strategies, 3 runs; 12 report rows per model.
@@ -154,3 +155,23 @@ def test_a_run_waiting_for_the_store_says_who_holds_it(tmp_path: Path) -> None:
     assert len(said) == 1, said
     assert said[0].startswith(f"waiting for the table store {store_path(database)}")
     assert f"(PID {holder.pid})" in said[0] and "readers open argassets.duckdb or use argassets sql" in said[0]
+
+
+def test_an_older_warehouse_is_moved_into_the_store_at_the_first_write(tmp_path: Path) -> None:
+    # Before issue 34 the warehouse file was the store; a home made then keeps every table.
+    database = tmp_path / "argassets.duckdb"
+    with duckdb.connect(str(database)) as old:
+        old.execute("CREATE TABLE main.scores AS SELECT 'x' AS system, 0.5 AS score")
+        scores = old.execute("SELECT * FROM main.scores").df()
+    ParquetTableStore(published_dir(database)).write("scores", scores)  # its copy, published then
+    held = duckdb.connect(str(database), read_only=True)  # a reader holding the old file meanwhile
+    write_tables(database, only="votes")
+    assert held.execute("SELECT count(*) FROM scores").fetchall() == [(1,)]  # still reads its file
+    held.close()
+    with duckdb.connect(str(store_path(database)), read_only=True) as store:
+        assert store.execute("SELECT * FROM main.scores").fetchall() == [("x", 0.5)]
+        assert store.execute("SELECT count(*) FROM main.votes").fetchall() == [(20,)]
+    with duckdb.connect(str(database), read_only=True) as reader:
+        kinds = dict(reader.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall())
+        assert kinds == {"scores": "VIEW", "votes": "VIEW"}
+        assert reader.execute("SELECT * FROM scores").fetchall() == [("x", 0.5)]

@@ -9,8 +9,10 @@ object storage (``s3://``, ``gs://``, ``abfs://``, anything fsspec opens)::
     <root>/<table>/judge_model=<quoted key>/data.parquet     one partition of a partitioned table
 
 Every write produces one whole file and makes it visible at once: on a local or network file
-system the file is written under a temporary name in the same folder and renamed over the old one
-(an atomic ``rename``); on object storage one ``PUT`` is atomic by itself. Writers of different
+system the file is written under a temporary name in the same folder, its SHA-256 recorded on it
+(an extended attribute, :mod:`argassets.platform.storage.table_health`, so that readers find a
+file damaged later) and renamed over the old one (an atomic ``rename``); on object storage one
+``PUT`` is atomic by itself. Pages carry Parquet's own checksums. Writers of different
 partitions never touch the same file, so they need no lock at all, and a reader sees each
 partition either as it was or as it is now, never half-written. Two writers of the same partition
 replace each other's file whole (the later rename wins). Partition keys become path segments

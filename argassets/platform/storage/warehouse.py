@@ -20,12 +20,14 @@ and named in :attr:`ReadOnlyConnection.damaged`; the others stay readable.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
 import tempfile
 import uuid
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -153,16 +155,13 @@ class QueryResult:
     further SQL of any kind).
 
     ``df``, ``arrow``, ``fetch_record_batch`` and ``show`` run the query each time they are
-    called; ``fetchone``, ``fetchmany`` and ``fetchall`` read one execution in turn, as a DB-API
-    cursor does.
+    called; ``fetchone``, ``fetchmany`` and ``fetchall`` read one streamed execution in turn, as a
+    DB-API cursor does.
     """
 
     def __init__(self, connection: duckdb.DuckDBPyConnection, query: str, params: Any = None):
-        self._connection = connection
-        self._query = query
-        self._params = params
         self._relation = connection.sql(query, params=params)
-        self._cursor: duckdb.DuckDBPyConnection | None = None
+        self._pending: Iterator[tuple] | None = None
 
     @property
     def columns(self) -> list[str]:
@@ -185,19 +184,23 @@ class QueryResult:
     def show(self, **options: Any) -> None:
         self._relation.show(**options)
 
-    def _executed(self) -> duckdb.DuckDBPyConnection:
-        if self._cursor is None:
-            self._cursor = self._connection.cursor().execute(self._query, self._params)
-        return self._cursor
+    def _rows(self) -> Iterator[tuple]:
+        if self._pending is None:
+            self._pending = (
+                row
+                for batch in self._relation.fetch_record_batch(10_000)
+                for row in zip(*(column.to_pylist() for column in batch.columns), strict=True)
+            )
+        return self._pending
 
     def fetchall(self) -> list[tuple]:
-        return self._executed().fetchall()
+        return list(self._rows())
 
     def fetchone(self) -> tuple | None:
-        return self._executed().fetchone()
+        return next(self._rows(), None)
 
     def fetchmany(self, size: int = 1) -> list[tuple]:
-        return self._executed().fetchmany(size)
+        return list(itertools.islice(self._rows(), size))
 
 
 class ReadOnlyConnection:
@@ -252,6 +255,7 @@ def _guarded(root: Path) -> tuple[duckdb.DuckDBPyConnection, Path]:
             "temp_directory": str(spill),
         }
     )
+    connection.execute("SET enable_progress_bar = false")  # it would print into the output (CSV on stdout)
     connection.execute("SET allowed_directories = ?", [[str(root) + os.sep]])
     connection.execute("SET enable_external_access = false")
     connection.execute("SET lock_configuration = true")
