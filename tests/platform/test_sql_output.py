@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from argassets.platform.storage.warehouse_query import BROKEN_PIPE_STATUS, QueryError, run_query
+from argassets.platform.storage.warehouse_query import BROKEN_PIPE_STATUS, CSV_BATCH_ROWS, QueryError, run_query
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,13 +18,15 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_csv_is_streamed_batch_by_batch(tmp_path: Path) -> None:
     # A query whose later rows fail: rows before the failure reach the output first when the result
     # is streamed; loading the whole result (as before: .df().to_csv) would print nothing at all.
+    # How far DuckDB computes ahead of the reader varies with the load (0.5 to 1.3 million rows
+    # here), so the failure comes late and at least one whole batch must have been written.
     out = io.StringIO()
-    query = "SELECT CASE WHEN range < 2000000 THEN range ELSE error('row 2,000,000') END AS x FROM range(4000000)"
-    with pytest.raises(QueryError, match=r"row 2,000,000"):
+    query = "SELECT CASE WHEN range < 4000000 THEN range ELSE error('row 4,000,000') END AS x FROM range(5000000)"
+    with pytest.raises(QueryError, match=r"row 4,000,000"):
         run_query(query, csv=True, location=str(tmp_path), out=out)
     lines = out.getvalue().splitlines()
     assert lines[0] == "x" and lines[1:4] == ["0", "1", "2"]
-    assert len(lines) > 1_000_000, f"only {len(lines)} lines before the failure: the result was not streamed"
+    assert len(lines) > CSV_BATCH_ROWS, f"{len(lines)} lines before the failure: the result was not streamed"
 
 
 def test_csv_of_no_rows_is_the_header(tmp_path: Path) -> None:
