@@ -72,4 +72,11 @@ class TaggingRunCoordinator(QueuedRunCoordinator):
             tagged = self._instance.get_run_by_id(run.run_id)
             if tagged is not None:
                 context = context._replace(dagster_run=tagged)
-        return super().submit_run(context)
+        queued = super().submit_run(context)
+        # Nothing waits in silence: a run queued behind a full limit says so in its log.
+        from argassets.platform.operations.waiting import queue_wait
+
+        reason = queue_wait(self._instance, queued, self.get_run_queue_config().tag_concurrency_limits)
+        if reason is not None:
+            self._instance.report_engine_event(reason, queued)
+        return queued

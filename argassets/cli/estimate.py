@@ -9,6 +9,7 @@ refuses a partition over the budget.
 from __future__ import annotations
 
 import argparse
+import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from argassets.platform.operations.estimate import (
 )
 from argassets.platform.operations.run_engine import Executor
 from argassets.platform.registry.entries import ModelEntry, ModelRegistry
+from argassets.platform.secrets import redact
 from argassets.platform.study import studies
 
 Loader = Callable[[str], pd.DataFrame]
@@ -75,11 +77,14 @@ def estimate_for(engine: Executor, registry: ModelRegistry, name: str, study: st
         return engine.repo_def.load_asset_value(dg.AssetKey(key), instance=engine.instance)
 
     requests, n_runs, sampling = workload(entry, load)
-    cache = open_judgment_cache(default_cache_location())
     try:
-        cached = missing_completions(cache, cache_model_key(entry), sampling.key(), requests, n_runs)
-    finally:
-        cache.close()
+        cache = open_judgment_cache(default_cache_location())
+        try:
+            cached = missing_completions(cache, cache_model_key(entry), sampling.key(), requests, n_runs)
+        finally:
+            cache.close()
+    except (ConnectionError, OSError, sqlite3.Error) as exc:  # one line: the cache's message is redacted
+        raise CliError(f"{name} / {study}: {' '.join(redact(str(exc)).split())}") from None
     throughput = throughput_of(engine.instance, asset, entry)
     tokens = prompt_token_counts(entry, cached[2])
     return estimate_partition(entry, study, requests, n_runs, cached, throughput, sampling.max_tokens, tokens)

@@ -164,7 +164,7 @@ def _framing_votes(
     votes = _read_csv(path, ["meta_id1", "meta_id2", "label"])
     bad = votes[~votes["label"].isin([0, 1, 2])]
     if len(bad):
-        row = bad.index[0]
+        row = int(bad.index[0]) + 1  # data rows count from 1 (the first row after the header), as Study A's do
         raise ValueError(f"{path}: data row {row}: label {bad['label'].iloc[0]} is not 0, 1 or 2")
     keys = list(zip(votes["meta_id1"], votes["meta_id2"], strict=True))
     outside = [k for k in keys if k not in pair_set]

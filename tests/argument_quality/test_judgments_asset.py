@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
+from argassets.platform.storage.reader_file import copy_warehouse
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 
@@ -121,7 +121,7 @@ CALLS: list = []
 @pytest.fixture()
 def env(tmp_path: Path, upstream_db: Path):
     database = tmp_path / "argassets.duckdb"
-    shutil.copy(upstream_db, database)
+    copy_warehouse(upstream_db, database)
     import_path = tmp_path / "external.csv"
     registry = tmp_path / "models.toml"
     registry.write_text(REGISTRY.replace("{import_path}", str(import_path)))

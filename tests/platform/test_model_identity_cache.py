@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,6 +37,7 @@ from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
+from argassets.platform.storage.reader_file import copy_warehouse
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 
@@ -139,7 +139,7 @@ def _table(database: Path) -> pd.DataFrame:
 
 def test_an_entry_changed_under_the_same_name_is_judged_again(tmp_path: Path, upstream_db: Path) -> None:
     database = tmp_path / "argassets.duckdb"
-    shutil.copy(upstream_db, database)
+    copy_warehouse(upstream_db, database)
     entry = f'[[models]]\nname = "m"\nbackend = "random"\nstudies = ["argument_quality"]\n{SCOPE}\n'
     first = _materialize(tmp_path, database, entry + "seed = 1\n")
     assert first["completions_sent"] == ITEMS and first["completions_from_cache"] == 0

@@ -28,6 +28,8 @@ from typing import TypeVar
 
 import dagster as dg
 
+from argassets.platform.operations.waiting import WaitReporter
+
 PID_TAG = "argassets/pid"
 HOST_TAG = "argassets/host"
 #: Latest events of a run read to learn the pids of the processes running its steps.
@@ -199,10 +201,12 @@ def run_stoppably(execute: Callable[[], T], instance: dg.DagsterInstance, poll_s
             errors.append(exc)
 
     worker = threading.Thread(target=work, name="argassets-run", daemon=True)
+    waits = WaitReporter(instance, say=lambda line: print(f"argassets: {line}", flush=True), pid_tag=PID_TAG)  # noqa: T201
     with signals_recorded() as received:
         worker.start()
         while worker.is_alive() and not received:
             worker.join(poll_s)
+            waits.poll()
         if received:
             name = signal.Signals(received[0]).name
             fail_runs_of_this_process(instance, f"argassets was stopped by {name}")

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, TypedDict, cast
 
 from argassets.platform.judging.interface import Completion, is_non_answer, utc_now
-from argassets.platform.secrets import redact
+from argassets.platform.secrets import redact, redact_url, split_credentials
 
 __all__ = [
     "CACHE_ENV_VAR",
@@ -198,7 +198,7 @@ def is_postgres_url(location: str | os.PathLike[str] | None) -> bool:
 
 def redact_location(location: str) -> str:
     """A location fit for logs and metadata: a URL's password replaced by ``***``."""
-    return redact(location)
+    return redact_url(location)
 
 
 @dataclass
@@ -700,15 +700,20 @@ class PostgresJudgmentStore(JudgmentStore):
         import psycopg
 
         if self._conn is None or self._pid != os.getpid() or self._conn.closed:
+            # libpq never sees the password inside a URL (it may hold '@', '/', '#' unescaped).
+            url, credentials = split_credentials(self.url)
+            user, password = credentials or (None, None)
             try:
                 conn = psycopg.connect(
-                    self.url,
+                    url,
                     autocommit=False,
                     connect_timeout=int(self.connect_timeout_s),
                     application_name="argassets-judgment-cache",
+                    user=user,
+                    password=password,
                 )
             except psycopg.OperationalError as exc:
-                raise ConnectionError(f"judgment cache {self.location}: cannot connect: {exc}") from None
+                raise ConnectionError(f"judgment cache {self.location}: cannot connect: {redact(str(exc))}") from None
             with conn.cursor() as cur:
                 cur.execute("SELECT pg_advisory_xact_lock(%s)", (_PG_SCHEMA_LOCK,))
                 for statement in _postgres_schema():

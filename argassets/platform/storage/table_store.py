@@ -9,8 +9,10 @@ object storage (``s3://``, ``gs://``, ``abfs://``, anything fsspec opens)::
     <root>/<table>/judge_model=<quoted key>/data.parquet     one partition of a partitioned table
 
 Every write produces one whole file and makes it visible at once: on a local or network file
-system the file is written under a temporary name in the same folder and renamed over the old one
-(an atomic ``rename``); on object storage one ``PUT`` is atomic by itself. Writers of different
+system the file is written under a temporary name in the same folder, its SHA-256 recorded on it
+(an extended attribute, :mod:`argassets.platform.storage.table_health`, so that readers find a
+file damaged later) and renamed over the old one (an atomic ``rename``); on object storage one
+``PUT`` is atomic by itself. Pages carry Parquet's own checksums. Writers of different
 partitions never touch the same file, so they need no lock at all, and a reader sees each
 partition either as it was or as it is now, never half-written. Two writers of the same partition
 replace each other's file whole (the later rename wins). Partition keys become path segments
@@ -33,6 +35,8 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from argassets.platform.storage.table_health import record_digest
 
 __all__ = ["TABLES_ENV_VAR", "ParquetTableStore", "partition_dirname"]
 
@@ -101,9 +105,10 @@ class ParquetTableStore:
             os.makedirs(folder, exist_ok=True)
             temporary = f"{folder}/.{uuid.uuid4().hex}.tmp"
             try:
-                pq.write_table(table, temporary)
+                pq.write_table(table, temporary, write_page_checksum=True)
                 with open(temporary, "rb+") as handle:
                     os.fsync(handle.fileno())
+                record_digest(temporary)  # moves with the file: readers find damage by it
                 os.replace(temporary, target)
             finally:
                 if os.path.exists(temporary):
@@ -111,7 +116,7 @@ class ParquetTableStore:
         else:
             self.fs.makedirs(folder, exist_ok=True)
             with self.fs.open(target, "wb") as handle:  # one PUT: visible whole or not at all
-                pq.write_table(table, handle)
+                pq.write_table(table, handle, write_page_checksum=True)
 
     def write(self, table: str, frame: pd.DataFrame) -> str:
         """Replace an unpartitioned table; returns its file."""

@@ -12,6 +12,7 @@ from argassets.platform.resources.judges import JudgeResource, JudgmentCacheReso
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.political.predictions import (
     build_requests,
+    out_of_range_warning,
     political_sampling,
     prediction_table,
     published_prediction_table,
@@ -62,6 +63,8 @@ def political_predictions(
             expanded, scope_text if scope_text != "full" else "full (published rows, KB arguments)"
         )
         out_of_range = int((table["raw_output"].str.fullmatch(r"-?\d+") & ~table["is_valid"]).sum())
+        if out_of_range:
+            context.log.warning(out_of_range_warning(name, path, table))
         yield dg.Output(
             table,
             metadata={

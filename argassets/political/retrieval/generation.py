@@ -71,6 +71,8 @@ def select_examples(results: Sequence[RetrievalResult], limit: int = DEFAULT_MAX
     """At most ``limit`` results, taken round-robin over the (relation, direction, neighbour force)
     groups, so that a short prompt still shows supports and attacks alike; the groups whose best
     result is closest to the utterance come first (``results`` are ordered within each group)."""
+    if limit < 0:
+        raise ValueError(f"max_examples must be 0 or more, got {limit}")
     grouped: dict[tuple[str, str, str], list[RetrievalResult]] = {}
     for result in results:
         grouped.setdefault((result.relation, result.direction, result.neighbour_force), []).append(result)
