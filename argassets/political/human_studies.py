@@ -252,6 +252,11 @@ CONSENT_REVOKED = "CONSENT_REVOKED"
 ANNOTATION_COLUMNS = ["task", "item", "item1", "item2", "participant_id", "label", "affiliation", "source", "row"]
 
 
+def _shown(value: object) -> str:
+    """A cell as the file has it (a NumPy number without its type name)."""
+    return repr(value) if isinstance(value, str) else str(getattr(value, "item", lambda: value)())
+
+
 def _participant_rows(path: Path, frame: pd.DataFrame, task: str, item: pd.Series) -> pd.DataFrame:
     """One row per label: the participant, the label and the stated affiliation, checked."""
     allowed = ANNOTATION_TASKS[task]
@@ -264,7 +269,7 @@ def _participant_rows(path: Path, frame: pd.DataFrame, task: str, item: pd.Serie
         label = rows["label"].iat[row]
         if label not in allowed:
             raise ValueError(
-                f"{path}: data row {row} (line {row + 2}), participant {who!r}: label {label!r} is not one of {allowed}"
+                f"{path}: data row {row} (line {row + 2}), participant {who!r}: label {_shown(label)} is not one of {allowed}"
             )
         stated = rows["political_affiliation_uk"].iat[row]
         if stated not in (*AFFILIATIONS, CONSENT_REVOKED):
@@ -375,7 +380,6 @@ def read_annotations(human_dir: str | Path) -> pd.DataFrame:
         Each message names the file, the data row and the participant.
     """
     human_dir = Path(human_dir)
-    read_pairwise_study(human_dir)  # the pairs and their vote counts, checked once
     frames = [_pointwise_annotations(human_dir)]
     for framing in ("right", "left"):
         path = human_dir / f"pairwise_{framing}_framed.csv"
@@ -383,4 +387,5 @@ def read_annotations(human_dir: str | Path) -> pd.DataFrame:
         items = (votes["meta_id1"] + "|" + votes["meta_id2"]).reset_index(drop=True)
         rows = _participant_rows(path, votes, f"pairwise-{framing}", items)
         frames.append(rows.assign(item1=votes["meta_id1"].to_numpy(), item2=votes["meta_id2"].to_numpy()))
+    read_pairwise_study(human_dir)  # then the pairs and their vote counts
     return pd.concat(frames, ignore_index=True)[ANNOTATION_COLUMNS]

@@ -33,7 +33,7 @@ from statsmodels.stats.multitest import multipletests
 
 from argassets.political.human_studies import AFFILIATIONS, CONSENT_REVOKED
 from argassets.political.validation.cluster_bootstrap import LEVEL, N_RESAMPLES, SEED
-from argassets.political.validation.clustered import clustered_intervals
+from argassets.political.validation.clustered import Clustering, clustered_intervals
 from argassets.political.validation.human_tasks import AnnotationTask
 
 GROUP_PAIRS: tuple[tuple[str, str], ...] = (("Left", "Centre"), ("Left", "Right"), ("Centre", "Right"))
@@ -125,6 +125,32 @@ def _contrasts(n_rows: int, rest_row: int) -> tuple[np.ndarray, list[tuple[int, 
     return np.vstack(weights), labels
 
 
+def _intervals(
+    outputs: np.ndarray,
+    masks: np.ndarray,
+    weights: np.ndarray,
+    clustering: Clustering,
+    level: float,
+    n_resamples: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Estimate, interval bounds and standard error of every output and contrast; NaN for an output
+    without labels (e.g. a group that never shares an item with another of its own) and for the
+    contrasts that use it."""
+    filled = masks.any(axis=1)
+    usable = ~(weights[:, ~filled] != 0).any(axis=1)
+    intervals = clustered_intervals(
+        outputs[filled], masks[filled], clustering, level, n_resamples, seed, weights[usable][:, filled]
+    )
+    kept = np.concatenate([filled, usable])
+    results = []
+    for values in (intervals.estimate, intervals.low, intervals.high, intervals.se):
+        full = np.full(kept.size, np.nan)
+        full[kept] = values
+        results.append(full)
+    return results[0], results[1], results[2], results[3]
+
+
 def _described(
     names: list[tuple[str, str]],
     contrast_labels: list[tuple[int, str, str]],
@@ -166,15 +192,15 @@ def affiliation_table(
     rest_row = len(systems)
     weights, contrast_labels = _contrasts(len(names), rest_row)
     clustering = task.clustering_of(kept["item_index"].to_numpy())
-    intervals = clustered_intervals(outputs, masks, clustering, level, n_resamples, seed, weights)
+    estimate, low, high, se = _intervals(outputs, masks, weights, clustering, level, n_resamples, seed)
     table = _described(names, contrast_labels, masks, present, kept)
     k = table["k"].to_numpy()
-    table["estimate"], table["low"], table["high"] = intervals.estimate[k], intervals.low[k], intervals.high[k]
+    table["estimate"], table["low"], table["high"] = estimate[k], low[k], high[k]
     tested = (table["measure"] != "agreement") & (
         ~table["system"].str.startswith("human:") | (table["system"] == "human:rest")
     )
     with np.errstate(invalid="ignore", divide="ignore"):
-        p = 2 * stats.norm.sf(np.abs(intervals.estimate[k]) / intervals.se[k])
+        p = 2 * stats.norm.sf(np.abs(estimate[k]) / se[k])
     table["p_value"] = np.where(tested, p, np.nan)
     table["p_adjusted"] = np.nan
     usable = tested & table["p_value"].notna()

@@ -18,6 +18,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 #: Defaults of every interval here: level, replicates, seed (recorded in each asset's metadata).
@@ -38,11 +39,12 @@ class ClusterDesign:
 
     @classmethod
     def of(cls, *codes: np.ndarray) -> ClusterDesign:
-        """The design of one (nested) or two (pair) cluster codes per row, factorised together."""
+        """The design of one (nested) or two (pair) cluster codes per row, factorised together
+        (clusters numbered in order of first appearance)."""
         if not 1 <= len(codes) <= 2:
             raise ValueError(f"ClusterDesign.of: one or two cluster codes per row, got {len(codes)}")
         stacked = np.column_stack([np.asarray(c).astype(str) for c in codes])
-        labels, inverse = np.unique(stacked.ravel(), return_inverse=True)
+        inverse, labels = pd.factorize(stacked.ravel())  # numbered in order of first appearance
         return cls(inverse.reshape(stacked.shape).astype(np.int64), len(labels))
 
 

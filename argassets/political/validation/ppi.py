@@ -141,7 +141,8 @@ def stratified_mean(
     lam: float | None = None,
 ) -> Estimate:
     """The population mean over the buckets by ``estimator`` (``ppi``, ``classical`` or ``naive``),
-    bucket by bucket and combined with the buckets' sizes (see the module docstring).
+    bucket by bucket and combined with the buckets' sizes (see the module docstring). A bucket
+    whose every item is labelled gets the labels' mean under ``ppi`` too.
 
     Raises
     ------
@@ -155,8 +156,10 @@ def stratified_mean(
         here, there = strata.labelled == bucket, strata.unlabelled == bucket
         if estimator != "naive" and here.sum() < 2:
             raise ValueError(f"bucket {bucket!r} has {int(here.sum())} labelled item(s); its mean needs two or more")
-        if estimator == "ppi":
+        if estimator == "ppi" and there.any():
             part = ppi_mean(y[here], yhat[here], yhat_unlabelled[there], level, lam=lam)
+        elif estimator == "ppi":  # the bucket is all labelled: nothing for the predictions to add
+            part = classical_mean(y[here], level)
         elif estimator == "classical":
             part = classical_mean(y[here], level)
         else:
