@@ -37,23 +37,23 @@ def _annotations(labels: dict[str, list[int]]) -> pd.DataFrame:
 
 
 def test_the_published_test_on_a_hand_computed_example():
-    """Held out A: d = (0, 0, 0, 0). Held out B: rest (A, C); on i2 B says 0, the rest 1 and 1,
-    the system 1, so W_f = 1, W_h = 0: d = (0, -1, 0, 0), mean -0.25, sd 0.5, se 0.25. Held out C:
-    on i3 the rest say 0, 0, C says 1, the system 0: d = (0, 0, -1, 0). At epsilon 0.1 the t
-    statistics are (-0.25 - 0.1) / 0.25 = -1.4 for B and C; A's constant d below epsilon gets
-    p = 0. Benjamini-Yekutieli over 3 (c = 11/6) rejects only A: omega = 1/3, fails. At epsilon
-    0.6, t = -3.4, p = 0.0212 <= 3/3 * 0.05 / (11/6) = 0.0273: all three rejected, omega = 1."""
+    """Held out A: d = (0, 0, 0, 0), constant, so t is undefined and A is never rejected (the
+    published code's NaN). Held out B: rest (A, C); on i2 B says 0, the rest 1 and 1, the system 1,
+    so W_f = 1, W_h = 0: d = (0, -1, 0, 0), mean -0.25, sd 0.5, se 0.25. Held out C: on i3 the rest
+    say 0, 0, C says 1, the system 0: d = (0, 0, -1, 0). At epsilon 0.1, t = (-0.25 - 0.1) / 0.25 =
+    -1.4 for B and C (p = 0.128): nothing rejected, omega = 0. At epsilon 0.9, t = -4.6 (p = 0.0097)
+    and Benjamini-Yekutieli over 3 (c = 11/6) rejects the two smallest (0.0097 <= 2/3 * 0.05 /
+    (11/6) = 0.0182): omega = 2/3, the system passes."""
     annotations = _annotations(HAND)
     low = alternative_annotator_test(annotations, HAND_SYSTEM, epsilon=0.1, min_items=4)
     assert low.annotators == ("A", "B", "C")
-    expected = stats.t.cdf(-1.4, df=3)
-    np.testing.assert_allclose(low.p_values, [0.0, expected, expected])
-    assert low.rejected.tolist() == [True, False, False]
-    assert low.winning_rate == pytest.approx(1 / 3) and not low.passed
+    np.testing.assert_allclose(low.p_values, [1.0, stats.t.cdf(-1.4, df=3), stats.t.cdf(-1.4, df=3)])
+    assert not low.rejected.any() and low.winning_rate == 0.0 and not low.passed
     assert low.advantage_probability == 1.0  # the system is never worse than the held-out annotator
-    high = alternative_annotator_test(annotations, HAND_SYSTEM, epsilon=0.6, min_items=4)
-    assert stats.t.cdf(-3.4, df=3) == pytest.approx(high.p_values[1]) and high.p_values[1] < 0.05 / (11 / 6)
-    assert high.winning_rate == 1.0 and high.passed
+    high = alternative_annotator_test(annotations, HAND_SYSTEM, epsilon=0.9, min_items=4)
+    assert high.p_values[1] == pytest.approx(stats.t.cdf(-4.6, df=3)) and high.p_values[1] < 2 / 3 * 0.05 / (11 / 6)
+    assert high.rejected.tolist() == [False, True, True]
+    assert high.winning_rate == pytest.approx(2 / 3) and high.passed
 
 
 def test_the_published_test_refuses_annotators_with_too_few_items():

@@ -58,10 +58,10 @@ class AltTestResult:
 
 
 def _paper_p_value(differences: np.ndarray, epsilon: float) -> float:
-    """One-sided one-sample t-test of mean(d) < epsilon; a constant ``d`` (t undefined) gives 0 when
-    it lies below epsilon and 1 otherwise, the limits of the test."""
+    """One-sided one-sample t-test of mean(d) < epsilon. A constant ``d`` leaves t undefined: the
+    published code gets NaN there, which its Benjamini-Yekutieli step never rejects; 1.0 does the same."""
     if np.ptp(differences) == 0:
-        return 0.0 if differences[0] < epsilon else 1.0
+        return 1.0
     return float(stats.ttest_1samp(differences, epsilon, alternative="less").pvalue)
 
 

@@ -165,4 +165,6 @@ def task_replacement(
         names = [(name, kind) for name, (kind, _) in systems.items()]
         table = replacement_table(rows, names, row_clustering, epsilons, level, n_resamples, seed)
         clustering = row_clustering.method
+    verdicts = [epsilon_column(eps) for eps in epsilons]
+    table[verdicts] = table[verdicts].astype("boolean")  # the human row has none: stored as NULL, not text
     return table.assign(task=task.name, test=test, test_reason=reason, clustering=clustering)
