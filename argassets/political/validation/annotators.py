@@ -33,7 +33,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from argassets.political.validation.cluster_bootstrap import LEVEL, N_RESAMPLES, SEED
+from argassets.political.validation.cluster_bootstrap import LEVEL, N_RESAMPLES, SEED, RatioIntervals
 from argassets.political.validation.clustered import Clustering, clustered_intervals
 
 #: The margins swept (the paper suggests 0.1 for crowd-workers, 0.15 skilled, 0.2 experts).
@@ -232,8 +232,8 @@ def replacement_table(
     """Per system: agreement with the rest, advantage probabilities, the gap and the verdicts.
 
     ``systems`` names the rows of ``rows``' system arrays (``(name, kind)``); ``clustering``
-    clusters ``rows`` (:class:`~.clustered.Clustering`: debates, or the pairs' arguments). ``advantage_gap`` is ``rho_h - rho_f`` (the mean of
-    ``W_h - W_f``), ``advantage_gap_upper`` its one-sided upper bound at ``level``,
+    clusters ``rows`` (:class:`~.clustered.Clustering`: debates, or the pairs' arguments).
+    ``advantage_gap`` is ``rho_h - rho_f`` (the mean of ``W_h - W_f``), ``advantage_gap_upper`` its one-sided upper bound at ``level``,
     ``min_epsilon`` the smallest margin the system passes at (the bound, floored at 0), and
     ``replaces_at_<eps>`` whether that bound lies below each margin of ``epsilons``. A
     ``human:rest`` row gives the annotators' own agreement with the rest (the ceiling).
@@ -245,7 +245,6 @@ def replacement_table(
     masks = np.vstack([present, present, present, np.ones((1, rows.s_h.size), dtype=bool)])
     intervals = clustered_intervals(values, masks, clustering, level, n_resamples, seed)
     agreement, advantage, gap = (slice(k * n_systems, (k + 1) * n_systems) for k in range(3))
-    human = intervals.estimate[-1]
     table = pd.DataFrame(
         {
             "system": [name for name, _ in systems],
@@ -270,18 +269,22 @@ def replacement_table(
     )
     for epsilon in epsilons:
         table[epsilon_column(epsilon)] = table["advantage_gap_upper"] < epsilon
-    human_row = {
+    return pd.concat([table, pd.DataFrame([_human_row(rows, intervals)])], ignore_index=True)
+
+
+def _human_row(rows: HeldOutRows, intervals: RatioIntervals) -> dict[str, object]:
+    """The annotators' own row: a held-out annotator's agreement with the rest (the last output)."""
+    return {
         "system": "human:rest",
         "kind": "human",
         "n_items": int(np.unique(rows.item).size),
         "n_rows": int(rows.s_h.size),
-        "agreement_with_rest": human,
+        "agreement_with_rest": intervals.estimate[-1],
         "agreement_with_rest_low": intervals.low[-1],
         "agreement_with_rest_high": intervals.high[-1],
-        "human_agreement_with_rest": human,
+        "human_agreement_with_rest": intervals.estimate[-1],
         "interval_method": str(intervals.method[-1]),
     }
-    return pd.concat([table, pd.DataFrame([human_row])], ignore_index=True)
 
 
 def epsilon_column(epsilon: float) -> str:

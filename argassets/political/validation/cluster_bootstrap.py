@@ -108,12 +108,13 @@ def as_contrasts(contrasts: np.ndarray | None, n_outputs: int) -> np.ndarray:
 
 
 def combine(weights: np.ndarray, outputs: np.ndarray) -> np.ndarray:
-    """``weights @ outputs`` over the outputs each row weighs (a NaN of an output it ignores stays out)."""
-    combined = np.zeros((weights.shape[0], *outputs.shape[1:]))
-    for row, weight in enumerate(weights):
-        used = np.flatnonzero(weight)
-        combined[row] = np.tensordot(weight[used], outputs[used], axes=1)
-    return combined
+    """``weights @ outputs`` along the first axis of ``outputs``, NaN only where a weighed output is
+    NaN (a NaN of an output a row ignores stays out, as ``0 * NaN`` would not)."""
+    flat = outputs.reshape(outputs.shape[0], -1)
+    missing = np.isnan(flat)
+    combined = weights @ np.where(missing, 0.0, flat)
+    touched = (weights != 0).astype(float) @ missing.astype(float)
+    return np.where(touched > 0, np.nan, combined).reshape(weights.shape[0], *outputs.shape[1:])
 
 
 def _check(values: np.ndarray, present: np.ndarray, design: ClusterDesign, level: float) -> None:
