@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from statsmodels.stats.multitest import multipletests
 
 from argassets.platform.reporting.readme_sections import read_between, replace_between
 from argassets.political.validation.annotators import epsilon_column
@@ -70,12 +71,15 @@ def _affiliation_lines(table: pd.DataFrame, revoked: tuple[int, int]) -> list[st
         published = rows[rows["system"].str.startswith("published:")]
         above, below = int((published["low"] > 0).sum()), int((published["high"] < 0).sum())
         rest = rows[rows["system"] == "human:rest"].iloc[0]
-        tested = table[(table["task"] == task) & table["p_adjusted"].notna()]
+        differences = table[
+            (table["task"] == task) & (table["measure"] == "difference") & table["system"].str.startswith("published:")
+        ]
+        surviving = int(multipletests(differences["p_value"], method="holm")[0].sum())
         lines.append(
             f"  - *{TASK_NAMES[task]}*: agreement with Left minus Right annotators is above zero for {above} and "
             f"below for {below} of the 25 systems (median {published['estimate'].median():+.3f}); among the "
             f"annotators themselves {rest['estimate']:+.3f} [{rest['low']:+.3f}, {rest['high']:+.3f}]; "
-            f"{int((tested['p_adjusted'] < 0.05).sum())} of {len(tested)} differences survive Holm's adjustment."
+            f"{surviving} of the {len(differences)} differences between two groups survive Holm's adjustment."
         )
     labels, participants = revoked
     lines.append(
