@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
-import numpy as np
 import pandas as pd
 
 from argassets.platform.registry.entries import ModelRegistry
@@ -259,8 +258,3 @@ def political_ppi_estimates(
             ),
         },
     )
-
-
-def replacement_verdicts(table: pd.DataFrame, epsilons: list[float]) -> np.ndarray:
-    """The verdict columns of ``table`` in margin order (for the checks)."""
-    return table[[annotators.epsilon_column(e) for e in epsilons]].to_numpy(dtype=bool)

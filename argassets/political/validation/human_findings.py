@@ -99,6 +99,11 @@ def _ppi_lines(ppi: pd.DataFrame) -> list[str]:
     kb_ppi, kb_bounds = row("political_share", "kb", "ppi"), row("political_share", "kb", "classical")
     position, naive_position = row("mean_position", "buckets", "ppi"), row("mean_position", "buckets", "naive")
     width = (ppi_share["high"] - ppi_share["low"]) / (human["high"] - human["low"])
+    overall = ppi[
+        (ppi["estimand"] == "political_share") & (ppi["scope"] == "buckets") & (ppi["debate"] == "all")
+        & ppi["kind"].isin(["model", "ensemble"])
+    ]  # fmt: skip
+    alone, powered = (overall[overall["estimator"] == e]["estimate"] for e in ("naive", "ppi"))
     return [
         f"- **What share of Question Time's arguments is political?** The human sample was drawn from three "
         f"buckets of E3's P(NA), which hold {int(ppi_share['n_population'])} of the {int(kb_ppi['n_population'])} "
@@ -106,7 +111,9 @@ def _ppi_lines(ppi: pd.DataFrame) -> list[str]:
         f"{_pct(human['estimate'], human['low'], human['high'])} political; prediction-powered with {REFERENCE}, "
         f"{_pct(ppi_share['estimate'], ppi_share['low'], ppi_share['high'])} (interval {width:.2f} times as wide: "
         f"within a bucket the predictions barely vary, so they add little); {REFERENCE} alone says "
-        f"{_pct(naive['estimate'], naive['low'], naive['high'])}. Over the whole KB the sample alone allows "
+        f"{naive['estimate']:.1%}. The {len(alone)} systems alone say from "
+        f"{alone.min():.1%} to {alone.max():.1%}; prediction-powered, each of them gives {powered.min():.1%} to "
+        f"{powered.max():.1%}. Over the whole KB the sample alone allows "
         f"[{kb_bounds['low']:.1%}, {kb_bounds['high']:.1%}]; with {REFERENCE}'s predictions where nobody sampled, "
         f"{_pct(kb_ppi['estimate'], kb_ppi['low'], kb_ppi['high'])}.",
         f"- **Where the human-political arguments sit**: {REFERENCE} places them at "

@@ -20,7 +20,7 @@ def replacement_plot(table: pd.DataFrame) -> bytes:
     tasks = [t for t in TASKS if t in set(table["task"])]
     systems = table[table["kind"] != "human"]
     n = systems.groupby("task").size().max()
-    fig, axes = plt.subplots(1, len(tasks), figsize=(4.6 * len(tasks), 0.2 * n + 1.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(tasks), figsize=(5.4 * len(tasks), 0.2 * n + 1.6), squeeze=False)
     for ax, task in zip(axes[0], tasks, strict=True):
         rows = systems[systems["task"] == task].sort_values("agreement_with_rest")
         y = np.arange(len(rows))
@@ -37,6 +37,7 @@ def replacement_plot(table: pd.DataFrame) -> bytes:
         ax.set_xlabel("agreement with the remaining annotators", fontsize=8)
         ax.grid(axis="x", alpha=0.3)
     axes[0][0].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
     return figure_png(fig)
 
 
@@ -49,7 +50,7 @@ def affiliation_plot(table: pd.DataFrame) -> bytes:
     tasks = [t for t in TASKS if t in set(rows["task"])]
     colours = {"Left": "tab:red", "Centre": "tab:purple", "Right": "tab:blue"}
     n = rows.groupby("task")["system"].nunique().max()
-    fig, axes = plt.subplots(1, len(tasks), figsize=(4.6 * len(tasks), 0.22 * n + 1.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(tasks), figsize=(5.4 * len(tasks), 0.22 * n + 1.6), squeeze=False)
     for ax, task in zip(axes[0], tasks, strict=True):
         here = rows[rows["task"] == task]
         order = here[here["group"] == "Left"].sort_values("estimate")["system"].tolist()
@@ -72,6 +73,7 @@ def affiliation_plot(table: pd.DataFrame) -> bytes:
         ax.set_xlabel("agreement with the group's labels", fontsize=8)
         ax.grid(axis="x", alpha=0.3)
     axes[0][0].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
     return figure_png(fig)
 
 
@@ -101,4 +103,5 @@ def ppi_plot(table: pd.DataFrame, estimand: str = "political_share") -> bytes:
     ax.set_xlabel(f"{estimand.replace('_', ' ')} over E3's three sampled buckets", fontsize=8)
     ax.legend(fontsize=7, loc="lower right")
     ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
     return figure_png(fig)
