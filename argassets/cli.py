@@ -48,15 +48,8 @@ from argassets.platform.operations.run_recovery import (
     signals_recorded,
 )
 from argassets.platform.paths import PROJECT_ROOT, resolve_data_dir
-from argassets.platform.registry.entries import (
-    BASELINE_BACKENDS,
-    ModelRegistry,
-    PartitionKeyError,
-    RegistryError,
-    is_valid_partition_key,
-    load_registry,
-    validate_partition_key,
-)
+from argassets.platform.registry.entries import ModelRegistry, RegistryError, load_registry
+from argassets.platform.registry.model_entry import PartitionKeyError, is_valid_partition_key, validate_partition_key
 from argassets.platform.registry.partitions import JUDGE_MODELS, add_model_partitions
 from argassets.platform.study import get_study, study_names
 
@@ -158,7 +151,7 @@ def cmd_partitions_list(args: argparse.Namespace) -> int:
             _print(f"{name!r}\t(not a valid model name: added by hand? never run; delete it in the UI)")
         elif name in registry.names:
             entry = registry.get(name)
-            _print(f"{name}\t{entry.backend}\tgpus={entry.gpus}\t{','.join(entry.studies)}")
+            _print(f"{name}\t{entry.backend}\tgpus={entry.gpus_needed}\t{','.join(entry.studies)}")
         else:
             _print(f"{name}\t(not in the registry)")
     return 0
@@ -449,9 +442,11 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 def default_models(registry: ModelRegistry, published_data: bool) -> list[str]:
     """What ``run-default`` judges: every baseline and, with the published data, every import of the
     published political predictions (so that the KB holds the paper's 22 models and its ensembles)."""
-    names = [e.name for e in registry.models if e.backend in BASELINE_BACKENDS]
+    names = [e.name for e in registry.models if e.is_baseline]
     if published_data:
-        names += [e.name for e in registry.models if e.backend == "import" and e.format == "published_tsv"]
+        names += [
+            e.name for e in registry.models if (f := e.judgments_file) is not None and f.format == "published_tsv"
+        ]
     return names
 
 

@@ -22,7 +22,8 @@ from argassets.platform.operations.estimate import (
     measured_throughput,
     missing_completions,
 )
-from argassets.platform.registry.entries import ModelEntry, ModelRegistry
+from argassets.platform.registry.entries import ModelRegistry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.study import studies
 
 Loader = Callable[[str], pd.DataFrame]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from argassets.platform.judging.engines import OpenAIJudge
+from argassets.platform.judging.engines.openai_compat import OpenAIJudge
 from argassets.platform.judging.incremental import judge_incrementally
 from argassets.platform.judging.interface import ChatRequest, PartialBatchError, SamplingParams
 from argassets.platform.pairwise.labels import LABELS

@@ -35,7 +35,7 @@ from argassets.platform.judging.interface import (
 )
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource

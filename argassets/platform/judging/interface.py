@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -262,6 +263,36 @@ class Judge(Protocol):
 
     def close(self) -> None:
         """Free what the judge holds (an engine, a model, HTTP connections); safe to call twice."""
+        ...
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """A deployment's run-time settings of the judges; each engine reads those that concern it.
+
+    ``environ`` (default ``os.environ``) is where endpoint URLs and keys are looked up when the judge
+    is built; ``data_dir`` (default the published-data folder) is where relative import paths resolve.
+    """
+
+    openai_structured_output: str = "json_schema"
+    openai_timeout_s: float = 120.0
+    openai_max_retries: int = 6
+    llama_threads: int | None = None
+    environ: Mapping[str, str] | None = None
+    data_dir: Path | None = None
+
+
+@runtime_checkable
+class PromptTokenizer(Protocol):
+    """Counts the prompt tokens of requests as a model sees them (its chat template included)."""
+
+    @property
+    def description(self) -> str:
+        """How the counts were made, for the estimate's report (e.g. ``tokenizer of x.gguf (llama.cpp)``)."""
+        ...
+
+    def count(self, requests: Sequence[ChatRequest]) -> list[int]:
+        """Tokens of each request's prompt, in request order."""
         ...
 
 

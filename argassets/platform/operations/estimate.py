@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 
 from argassets.platform.judging.interface import ChatRequest
 from argassets.platform.judging.prompt_tokens import APPROXIMATION, approx_tokens
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.storage.judgment_cache import JudgmentStore
 
 #: The Slurm time limit is this many times the estimate, plus ``STARTUP_S``.
@@ -122,9 +122,7 @@ def estimate_partition(
     prompt_tokens = sum(counts) * n_runs
     rate, source = throughput
     seconds = None if not rate else to_send / rate
-    usd = None
-    if entry.price is not None:
-        usd = (prompt_tokens * entry.price.input_per_mtok + to_send * max_tokens * entry.price.output_per_mtok) / 1e6
+    usd = entry.cost_usd(prompt_tokens, to_send * max_tokens)
     return WorkEstimate(
         model=entry.name,
         study=study,
@@ -138,7 +136,7 @@ def estimate_partition(
         throughput_source=source,
         seconds=seconds,
         time_limit_minutes=None if seconds is None else time_limit_minutes(seconds),
-        gpu_hours=None if seconds is None or not entry.gpus else entry.gpus * seconds / 3600.0,
+        gpu_hours=None if seconds is None or not entry.gpus_needed else entry.gpus_needed * seconds / 3600.0,
         usd=usd,
     )
 

@@ -23,7 +23,7 @@ import json
 import os
 from collections.abc import Mapping
 
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 
 MODEL_TAG = "argassets/model"
 BACKEND_TAG = "argassets/backend"
@@ -96,11 +96,11 @@ def run_tags_for_entry(
     tags = {
         MODEL_TAG: entry.name,
         BACKEND_TAG: entry.backend,
-        GPUS_TAG: str(entry.gpus),
+        GPUS_TAG: str(entry.gpus_needed),
     }
     if study is not None:
         tags[STUDY_TAG] = study
-    if entry.gpus > 0:
+    if entry.gpus_needed > 0:
         tags[POOL_TAG] = GPU_POOL
-        tags[K8S_CONFIG_TAG] = json.dumps(k8s_gpu_config(entry.gpus, gpu_node_selector(environ)), sort_keys=True)
+        tags[K8S_CONFIG_TAG] = json.dumps(k8s_gpu_config(entry.gpus_needed, gpu_node_selector(environ)), sort_keys=True)
     return tags

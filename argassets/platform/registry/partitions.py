@@ -11,7 +11,8 @@ from functools import cache
 
 import dagster as dg
 
-from argassets.platform.registry.entries import ModelRegistry, PartitionKeyError, validate_partition_key
+from argassets.platform.registry.entries import ModelRegistry
+from argassets.platform.registry.model_entry import PartitionKeyError, validate_partition_key
 
 #: One partition per registry entry (``data/models.toml``); kept in step by the registry sensor.
 JUDGE_MODELS = "judge_models"

@@ -9,7 +9,7 @@ import dagster as dg
 
 from argassets.platform.judging.engines import build_judge
 from argassets.platform.judging.interface import Judge
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.storage.judgment_cache import (
     JudgmentStore,
     default_cache_location,

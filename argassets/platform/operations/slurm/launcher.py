@@ -33,7 +33,8 @@ from dagster._grpc.types import ExecuteRunArgs
 from dagster._serdes import ConfigurableClass, ConfigurableClassData, serialize_value
 
 from argassets.platform.operations.slurm import jobs
-from argassets.platform.registry.entries import ModelEntry, ModelRegistry, RegistryError, SlurmSettings, load_registry
+from argassets.platform.registry.entries import ModelRegistry, RegistryError, load_registry
+from argassets.platform.registry.model_entry import ModelEntry, SlurmSettings
 
 JOB_ID_TAG = "argassets/slurm-job-id"
 JOB_LOG_TAG = "argassets/slurm-log"
@@ -111,14 +112,18 @@ class SlurmRunLauncher(RunLauncher, ConfigurableClass):
         script.write_text(job_script(run.run_id, command, workdir, os.environ), encoding="utf-8")
         job_name = f"argassets-{run.tags.get(MODEL_TAG) or run.job_name}"[:64]
         options = jobs.sbatch_options(
-            entry.gpus if entry else 0, settings, job_name=job_name, output=log, time_limit=run.tags.get(TIME_TAG)
+            entry.gpus_needed if entry else 0,
+            settings,
+            job_name=job_name,
+            output=log,
+            time_limit=run.tags.get(TIME_TAG),
         )
         try:
             job_id = jobs.submit(script, options)
         except jobs.SlurmError as exc:
             raise dg.DagsterInvariantViolationError(
                 f"Slurm refused the job of run {run.run_id} ({entry.name if entry else run.job_name}"
-                f"{f', {entry.gpus} GPU(s)' if entry and entry.gpus else ''}): {exc}"
+                f"{f', {entry.gpus_needed} GPU(s)' if entry and entry.gpus_needed else ''}): {exc}"
             ) from None
         self._instance.add_run_tags(run.run_id, {JOB_ID_TAG: job_id, JOB_LOG_TAG: str(log)})
         self._instance.report_engine_event(
