@@ -61,7 +61,8 @@ def estimate_for(executor: Any, registry: ModelRegistry, name: str, study: str) 
 
     from argassets.cli import CliError
     from argassets.platform.judging.identity import cache_model_key
-    from argassets.platform.storage.judgment_cache import default_cache_location, open_judgment_cache
+    from argassets.platform.storage.judgment_cache import open_judgment_cache
+    from argassets.platform.storage.judgment_cache.location import default_cache_location
 
     known = workloads()
     if study not in known:

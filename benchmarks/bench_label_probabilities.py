@@ -47,7 +47,7 @@ def main() -> None:
     from argassets.platform.pairwise.labels import LABELS
     from argassets.platform.paths import resolve_data_dir
     from argassets.platform.registry.entries import load_registry
-    from argassets.platform.storage.judgment_cache import JudgmentCache
+    from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 
     data_dir = resolve_data_dir()
     if data_dir is None:

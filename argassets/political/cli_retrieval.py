@@ -143,7 +143,8 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
 
 def _generation_inputs(args: argparse.Namespace, utterance: str | None) -> tuple[list[RetrievalResult], Any, Any]:
     from argassets.platform.registry.entries import RegistryError, load_registry
-    from argassets.platform.storage.judgment_cache import default_cache_location, open_judgment_cache
+    from argassets.platform.storage.judgment_cache import open_judgment_cache
+    from argassets.platform.storage.judgment_cache.location import default_cache_location
 
     try:
         entry = load_registry().get(args.model)

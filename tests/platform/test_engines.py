@@ -35,7 +35,7 @@ from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
-from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 from tests.model_partitions import add_partitions
 from tests.platform.toy_engine import ToyEntry, ToyJudge
 from tests.sample_fixtures import UPSTREAM

@@ -21,7 +21,7 @@ from argassets.platform.operations.estimate import (
 )
 from argassets.platform.registry.entries import load_registry
 from argassets.platform.registry.model_entry import model_entry
-from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 
 
 def _requests() -> list[ChatRequest]:

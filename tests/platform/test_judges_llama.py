@@ -20,7 +20,7 @@ from argassets.platform.judging.incremental import judge_incrementally
 from argassets.platform.judging.interface import ChatRequest, SamplingParams
 from argassets.platform.judging.label_probabilities import label_candidates
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 from tests.sampling_distribution import (
     ALPHA,
     DRAWS_PER_PROMPT,

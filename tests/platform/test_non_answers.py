@@ -40,7 +40,8 @@ from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
-from argassets.platform.storage.judgment_cache import new_owner_id, open_judgment_cache
+from argassets.platform.storage.judgment_cache import open_judgment_cache
+from argassets.platform.storage.judgment_cache.interface import new_owner_id
 from argassets.political.predictions import prediction_table
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM

@@ -11,7 +11,7 @@ import pytest
 from argassets.platform.judging.engines.openai_compat import OpenAIJudge
 from argassets.platform.judging.interface import ChatRequest, PartialBatchError, SamplingParams
 from argassets.platform.secrets import redact, split_credentials
-from argassets.platform.storage.judgment_cache import redact_location
+from argassets.platform.storage.judgment_cache.location import redact_location
 from tests.platform.test_deploy_fleet import FakeFleet
 
 SECRET = "sk-URLSECRET456"

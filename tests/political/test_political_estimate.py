@@ -10,7 +10,7 @@ from argassets.cli_estimate import workloads
 from argassets.platform.judging.interface import Completion
 from argassets.platform.operations.estimate import estimate_partition, missing_completions
 from argassets.platform.registry.model_entry import model_entry
-from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 from argassets.political.predictions import PROTOCOL_SAMPLING, workload
 from argassets.political.prompts import N_REPETITIONS
 

@@ -28,13 +28,8 @@ from argassets.platform.judging.interface import (
     SamplingParams,
     is_non_answer,
 )
-from argassets.platform.storage.judgment_cache import (
-    CachedRow,
-    JudgmentStore,
-    decode_label_probs,
-    encode_label_probs,
-    new_owner_id,
-)
+from argassets.platform.storage.judgment_cache.codec import CachedRow, decode_label_probs, encode_label_probs
+from argassets.platform.storage.judgment_cache.interface import JudgmentStore, new_owner_id
 
 Log = Callable[[str], None] | logging.Logger | None
 

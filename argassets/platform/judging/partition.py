@@ -23,7 +23,7 @@ from argassets.platform.judging.interface import CachedCompletion, ChatRequest, 
 from argassets.platform.judging.label_probabilities import draw_label, label_distribution
 from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
-from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from argassets.platform.judging.interface import ChatRequest
 from argassets.platform.judging.prompt_tokens import APPROXIMATION, approx_tokens
 from argassets.platform.registry.model_entry import ModelEntry
-from argassets.platform.storage.judgment_cache import JudgmentStore
+from argassets.platform.storage.judgment_cache.interface import JudgmentStore
 
 #: The Slurm time limit is this many times the estimate, plus ``STARTUP_S``.
 TIME_MARGIN = 1.5

@@ -18,7 +18,7 @@ from argassets.platform.judging.identity import cache_model_key
 from argassets.platform.judging.incremental import judge_incrementally
 from argassets.platform.judging.interface import ChatRequest, Judge, SamplingParams
 from argassets.platform.registry.model_entry import ModelEntry, engine_names, engine_type
-from argassets.platform.storage.judgment_cache import JudgmentStore
+from argassets.platform.storage.judgment_cache.interface import JudgmentStore
 from argassets.political.retrieval.query import RetrievalResult
 
 DEFAULT_SAMPLING = SamplingParams(temperature=0.7, top_p=0.95, seed=0, max_tokens=160)
