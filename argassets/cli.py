@@ -65,7 +65,7 @@ class CliError(RuntimeError):
 
 
 def _print(message: str) -> None:
-    print(message, flush=True)  # noqa: T201
+    print(message, flush=True)
 
 
 LOCAL_INSTANCE_CONFIG = PROJECT_ROOT / "deploy" / "local" / "dagster.yaml"
@@ -82,7 +82,7 @@ def dagster_home() -> Path:
     config = home / "dagster.yaml"
     if not config.exists() and LOCAL_INSTANCE_CONFIG.exists():
         shutil.copyfile(LOCAL_INSTANCE_CONFIG, config)
-        print(f"argassets: wrote {config} (from deploy/local/dagster.yaml)", file=sys.stderr)  # noqa: T201
+        print(f"argassets: wrote {config} (from deploy/local/dagster.yaml)", file=sys.stderr)
     os.environ["DAGSTER_HOME"] = str(home)
     return home
 
@@ -647,11 +647,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except CliError as exc:
-        print(f"argassets: error: {exc}", file=sys.stderr)  # noqa: T201
+        print(f"argassets: error: {exc}", file=sys.stderr)
         return 2
     except Stopped as stop:
         # Its runs are marked failed; the worker thread may still be inside a step, so leave now.
-        print(f"argassets: {stop}; its runs are marked failed", file=sys.stderr, flush=True)  # noqa: T201
+        print(f"argassets: {stop}; its runs are marked failed", file=sys.stderr, flush=True)
         sys.stdout.flush()
         os._exit(128 + stop.signum)
 

@@ -1,11 +1,4 @@
-"""Credentials kept out of every error, log line, event and metadata value (issue 21, part 5).
-
-Secrets reach the platform only through environment variables, but a URL may carry them itself
-(``http://user:key@host/v1``, ``postgresql://user:password@host/db``, ``neo4j://user:pw@host``,
-``...?api_key=...``). Everything the platform shows of a URL goes through :func:`redact`; the
-OpenAI-compatible judge goes further and strips the credentials from the URL it requests, sending
-them as HTTP basic auth (:func:`split_credentials`), so that no library's log or error holds them.
-"""
+"""Credentials kept out of every error, log line, event and metadata value (docs/operations.md)."""
 
 from __future__ import annotations
 

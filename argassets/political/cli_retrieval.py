@@ -40,7 +40,7 @@ class CommandError(RuntimeError):
 
 
 def _out(line: str) -> None:
-    print(line, flush=True)  # noqa: T201
+    print(line, flush=True)
 
 
 def _csv(text: str | None) -> tuple[str, ...]:
@@ -242,7 +242,7 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
             EmbeddingModelError,
             LookupError,
         ) as exc:
-            print(f"argassets: error: {exc}", file=sys.stderr)  # noqa: T201
+            print(f"argassets: error: {exc}", file=sys.stderr)
             return 2
 
     return run

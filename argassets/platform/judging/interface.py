@@ -1,17 +1,4 @@
-"""Judging, independent of Dagster and of any backend: chat requests, sampling, completions, judges.
-
-- :class:`ChatRequest` is one system + user chat with an optional restriction of the output
-  (``choices`` for guided choice, ``json_schema`` for structured output) and free ``context``
-  for baselines that look at the items rather than the prompt.
-- :class:`SamplingParams` are the decoding parameters; :meth:`SamplingParams.key` is a stable
-  short hash of them, part of the cache key.
-- :class:`Judge` is the one interface every backend implements: ``complete`` answers a batch of
-  requests with one :class:`Completion` per requested run; ``close`` frees what it holds.
-- :func:`is_non_answer` says which completions are no judgment at all (a failed response, empty
-  text): never final, asked again.
-- The cache is :mod:`argassets.platform.storage.judgment_cache`; sending only what it lacks is
-  :mod:`argassets.platform.judging.incremental`.
-"""
+"""Judging, independent of Dagster and of any engine: chat requests, sampling, completions, judges."""
 
 from __future__ import annotations
 

@@ -1,14 +1,4 @@
-"""The work of one model partition before it runs: requests, tokens, cache, time, cost.
-
-Plain functions, no Dagster. Prompt tokens are counted with the model's tokenizer where it is
-local, else approximated as characters / 4 (:mod:`argassets.platform.judging.prompt_tokens`; every
-estimate states which). Time comes from a
-throughput in completions per second: measured on the entry's earlier runs (their
-``completions_sent`` / ``elapsed_s`` metadata), else declared in the registry (``throughput``);
-without either there is no time estimate. The Slurm time limit is the estimate times a margin,
-plus the time a run needs to start; a budget (GPU-hours, or US dollars for an entry with a
-declared ``price``) refuses a partition whose estimate exceeds it.
-"""
+"""The work of one model partition before it runs: requests, tokens, cache, time, cost (docs/operations.md)."""
 
 from __future__ import annotations
 

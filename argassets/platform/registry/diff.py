@@ -1,20 +1,4 @@
-"""Diffing model-registry states, so a sensor can tell what a registry edit asks for.
-
-Plain Python, no Dagster. A :class:`RegistryState` is what the registry sensor remembers between
-ticks (its cursor): the name of every entry with a fingerprint of its content, in file order, and
-the fingerprints of entries that have been removed ("retired"), so that re-adding an entry
-unchanged is told apart from re-adding it with a new configuration.
-
-:func:`plan_registry_work` turns a diff into the partitions and study runs to request, as data:
-
-- an **added** entry is run for every study it takes part in, unless its partition of that
-  study is already materialised and nothing says its configuration changed since;
-- a **changed** entry is run again for every study it takes part in: the judgment cache keys on
-  the prompt, the sampling parameters and the run, so only work that is really new is sent;
-- a **removed** entry is reported and nothing else: its partition and its stored judgments stay;
-- an entry whose backend is not run by this deployment is added as a partition but not run
-  (it is listed with the reason, and can be run from the UI or the CLI at any time).
-"""
+"""Diffing model-registry states, so a sensor can tell what a registry edit asks for (docs/operations.md)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,4 @@
-"""Read the results at any time, while runs write: every table is also published as Parquet.
-
-A DuckDB file takes one writer *or* readers: a notebook holding ``duckdb.connect(warehouse,
-read_only=True)`` makes every run that writes a table fail on the file lock. So each write to the
-DuckDB file is published, in the same transaction's connection right after it commits, as Parquet
-files in the layout of :class:`~argassets.platform.storage.table_store.ParquetTableStore` (one file per
-table, or per partition of a partitioned table, each replaced whole by an atomic rename), in
-``<warehouse>.tables/`` beside the DuckDB file (``var/argassets.tables/`` by default). With
-``$ARGASSETS_TABLES`` set, the tables are Parquet files already and are read where they are.
-
-:func:`connect` is the one supported way to read: an in-memory DuckDB connection holding one view
-per table over those files. It takes no lock on anything a run writes; each query reads every file
-as it was last replaced, so a table (or a partition) is seen either before or after a write, never
-half-written. ``argassets sql "QUERY"`` runs one query through it; any Parquet or Arrow reader can
-read the files directly.
-"""
+"""Read the results at any time, while runs write: every table is also published as Parquet (docs/operations.md)."""
 
 from __future__ import annotations
 

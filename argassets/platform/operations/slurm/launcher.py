@@ -1,21 +1,4 @@
-"""``SlurmRunLauncher``: each Dagster run becomes one Slurm batch job.
-
-The job runs ``dagster api execute_run`` (the same worker every Dagster launcher starts) on a node
-that sees the project, the Python environment and the instance's PostgreSQL storage. A run of one
-``judge_models`` partition asks for its registry entry's GPUs (``--gres=gpu:N``) and Slurm settings
-(partition, account, QOS, CPUs, memory, time limit); the time limit falls back to the run's
-``argassets/slurm-time`` tag (the estimate's). The run's tags and log show the job id, its log file
-and every state Slurm reports; terminating the run cancels the job; a job that Slurm ends fails
-its run with Slurm's reason (``check_run_worker_health``, polled by the daemon's run monitoring).
-
-Configured in ``dagster.yaml`` (``deploy/slurm/dagster.yaml``)::
-
-    run_launcher:
-      module: argassets.platform.operations.slurm.launcher
-      class: SlurmRunLauncher
-      config:
-        work_dir: /shared/argassets/slurm     # job scripts and logs, on the shared filesystem
-"""
+"""``SlurmRunLauncher``: each Dagster run becomes one Slurm batch job (docs/operations.md)."""
 
 from __future__ import annotations
 

@@ -115,7 +115,7 @@ class JudgmentStore:
             while not stop.wait(lease_s / 3.0):
                 try:
                     self.renew(owner, lease_s)
-                except Exception:  # noqa: BLE001 - a failed renewal is retried at the next beat
+                except Exception:  # a failed renewal is retried at the next beat
                     continue
 
         thread = threading.Thread(target=heartbeat, name=f"judgment-cache-lease-{owner}", daemon=True)

@@ -191,7 +191,7 @@ class PostgresJudgmentStore(JudgmentStore):
         wanted = sorted({(sha, int(run)) for sha, run in items})
         return self._run(lambda cur: self._fetch(cur, model, sampling_key, wanted))
 
-    def store(self, model, sampling_key, backend, items, owner=None, again=None) -> set[Item]:  # noqa: ANN001
+    def store(self, model, sampling_key, backend, items, owner=None, again=None) -> set[Item]:
         rows = new_rows(model, sampling_key, backend, items, again)
         if not rows:
             return set()
@@ -223,7 +223,7 @@ class PostgresJudgmentStore(JudgmentStore):
 
         return self._run(work)
 
-    def claim(self, model, sampling_key, items, owner, lease_s, again=None) -> ClaimOutcome:  # noqa: ANN001
+    def claim(self, model, sampling_key, items, owner, lease_s, again=None) -> ClaimOutcome:
         wanted = sorted({(sha, int(run)) for sha, run in items})
         if not wanted:
             return ClaimOutcome()

@@ -169,7 +169,7 @@ class SQLiteJudgmentStore(JudgmentStore):
             self._load_wanted(conn, items)
             return self._fetch_wanted(conn, model, sampling_key)
 
-    def store(self, model, sampling_key, backend, items, owner=None, again=None) -> set[Item]:  # noqa: ANN001
+    def store(self, model, sampling_key, backend, items, owner=None, again=None) -> set[Item]:
         rows = new_rows(model, sampling_key, backend, items, again)
         if not rows:
             return set()
@@ -203,7 +203,7 @@ class SQLiteJudgmentStore(JudgmentStore):
                 )
         return written
 
-    def claim(self, model, sampling_key, items, owner, lease_s, again=None) -> ClaimOutcome:  # noqa: ANN001
+    def claim(self, model, sampling_key, items, owner, lease_s, again=None) -> ClaimOutcome:
         outcome = ClaimOutcome()
         if not items:
             return outcome
