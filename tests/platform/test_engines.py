@@ -160,6 +160,8 @@ def test_registry_errors_name_the_engine_that_owns_a_field() -> None:
     assert "m.toml: entry #1 ('x'): field 'answer': 'answer' only applies to backend 'toy'" in str(raised.value)
     with pytest.raises(RegistryError, match=r"entry #1 \('x'\): field 'backend': unknown backend 'gpt' \(known: .*toy"):
         parse_registry({"models": [{"name": "x", "backend": "gpt", "studies": ["political"]}]})
+    with pytest.raises(RegistryError, match=r"field 'backend': missing: every entry names its engine \(known: "):
+        parse_registry({"models": [{"name": "x", "studies": ["political"]}]})
 
 
 def test_the_identity_key_of_a_toy_entry_depends_only_on_its_answer() -> None:

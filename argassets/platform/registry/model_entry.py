@@ -359,8 +359,11 @@ def _refuse_fields_of_other_engines(entry_type: type[ModelEntry], data: Mapping[
             continue
         owners = [name for name, other in _ENGINES.items() if field in other.model_fields]
         if owners:
-            message = f"'{field}' only applies to backend " + " or ".join(f"'{owner}'" for owner in owners)
-            error = PydanticCustomError("field_of_other_engine", message)
+            error = PydanticCustomError(
+                "field_of_other_engine",
+                "'{field}' only applies to backend {owners}",
+                {"field": field, "owners": " or ".join(f"'{owner}'" for owner in owners)},
+            )
             raise ValidationError.from_exception_data(
                 entry_type.__name__, [InitErrorDetails(type=error, loc=(field,), input=data[field])]
             )
@@ -375,8 +378,13 @@ def _as_engine_entry(value: Any, handler: ValidatorFunctionWrapHandler) -> Model
     if entry_type is None:
         error = PydanticCustomError(
             "unknown_backend",
-            "unknown backend {backend} (known: {known})",
-            {"backend": repr(backend), "known": ", ".join(_ENGINES)},
+            "{problem} (known: {known})",
+            {
+                "problem": "missing: every entry names its engine"
+                if backend is None
+                else f"unknown backend {backend!r}",
+                "known": ", ".join(_ENGINES),
+            },
         )
         raise ValidationError.from_exception_data(
             "ModelEntry", [InitErrorDetails(type=error, loc=("backend",), input=backend)]
