@@ -18,7 +18,8 @@ from collections.abc import Callable, Collection, Mapping
 import dagster as dg
 from dagster._core.run_coordinator import QueuedRunCoordinator, SubmitRunContext
 
-from argassets.platform.registry.entries import ModelEntry, RegistryError, load_registry
+from argassets.platform.registry.entries import RegistryError, load_registry
+from argassets.platform.registry.model_entry import ModelEntry
 
 PARTITION_TAG = "dagster/partition"
 

@@ -40,7 +40,7 @@ class CommandError(RuntimeError):
 
 
 def _out(line: str) -> None:
-    print(line, flush=True)  # noqa: T201
+    print(line, flush=True)
 
 
 def _csv(text: str | None) -> tuple[str, ...]:
@@ -143,7 +143,8 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
 
 def _generation_inputs(args: argparse.Namespace, utterance: str | None) -> tuple[list[RetrievalResult], Any, Any]:
     from argassets.platform.registry.entries import RegistryError, load_registry
-    from argassets.platform.storage.judgment_cache import default_cache_location, open_judgment_cache
+    from argassets.platform.storage.judgment_cache import open_judgment_cache
+    from argassets.platform.storage.judgment_cache.location import default_cache_location
 
     try:
         entry = load_registry().get(args.model)
@@ -243,7 +244,7 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
             EmbeddingModelError,
             LookupError,
         ) as exc:
-            print(f"argassets: error: {exc}", file=sys.stderr)  # noqa: T201
+            print(f"argassets: error: {exc}", file=sys.stderr)
             return 2
 
     return run

@@ -149,7 +149,7 @@ class EmbeddingModel:
 
             try:
                 self._model = SentenceTransformer(str(self.folder), device=self.device, local_files_only=True)
-            except Exception as exc:  # noqa: BLE001 - the library raises many kinds; the message says which folder
+            except Exception as exc:  # the library raises many kinds; the message says which folder
                 raise EmbeddingModelError(f"cannot load the embedding model in {self.folder}: {exc}") from exc
             if self.dtype == "bfloat16":
                 self._model.to(torch.bfloat16)
