@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from argassets.platform.judging.engines import VLLMJudge, build_judge
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.judging.engines import build_judge
+from argassets.platform.judging.engines.vllm_backend import VLLMJudge
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.judges import JudgeResource
 from argassets.platform.study import ImportKeys
 from argassets.studies import load_registry

@@ -18,7 +18,7 @@ from argassets.platform.judging.choice_parsing import parse_choice
 from argassets.platform.judging.interface import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
 from argassets.platform.judging.label_probabilities import label_distribution
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.reporting.presentation import markdown_table
 from argassets.platform.study import Inputs, RequestSet
 

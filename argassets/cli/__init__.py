@@ -66,11 +66,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except OperationError as exc:
-        print(f"argassets: error: {exc}", file=sys.stderr)  # noqa: T201
+        print(f"argassets: error: {exc}", file=sys.stderr)
         return 2
     except Stopped as stop:
         # Its runs are marked failed; the worker thread may still be inside a step, so leave now.
-        print(f"argassets: {stop}; its runs are marked failed", file=sys.stderr, flush=True)  # noqa: T201
+        print(f"argassets: {stop}; its runs are marked failed", file=sys.stderr, flush=True)
         sys.stdout.flush()
         os._exit(128 + stop.signum)
 

@@ -10,6 +10,7 @@ refuses a partition over the budget.
 from __future__ import annotations
 
 import argparse
+import sqlite3
 from typing import Any
 
 import pandas as pd
@@ -33,7 +34,9 @@ from argassets.platform.operations.estimate import (
     missing_completions,
 )
 from argassets.platform.operations.run_engine import Executor
-from argassets.platform.registry.entries import ModelEntry, ModelRegistry
+from argassets.platform.registry.entries import ModelRegistry
+from argassets.platform.registry.model_entry import ModelEntry
+from argassets.platform.secrets import redact
 
 
 def throughput_of(instance: Any, asset: str, entry: ModelEntry) -> tuple[float | None, str]:
@@ -61,7 +64,8 @@ def estimate_for(engine: Executor, registry: ModelRegistry, name: str, study: st
     import dagster as dg
 
     from argassets.platform.judging.identity import cache_model_key
-    from argassets.platform.storage.judgment_cache import default_cache_location, open_judgment_cache
+    from argassets.platform.storage.judgment_cache import open_judgment_cache
+    from argassets.platform.storage.judgment_cache.location import default_cache_location
 
     declared = registry.studies.get(study)
     entry = registry.get(name)
@@ -72,11 +76,14 @@ def estimate_for(engine: Executor, registry: ModelRegistry, name: str, study: st
         return engine.repo_def.load_asset_value(dg.AssetKey(key), instance=engine.instance)
 
     requests, n_runs, sampling = study_workload(declared, entry, load)
-    cache = open_judgment_cache(default_cache_location())
     try:
-        cached = missing_completions(cache, cache_model_key(entry), sampling.key(), requests, n_runs)
-    finally:
-        cache.close()
+        cache = open_judgment_cache(default_cache_location())
+        try:
+            cached = missing_completions(cache, cache_model_key(entry), sampling.key(), requests, n_runs)
+        finally:
+            cache.close()
+    except (ConnectionError, OSError, sqlite3.Error) as exc:  # one line: the cache's message is redacted
+        raise CliError(f"{name} / {study}: {' '.join(redact(str(exc)).split())}") from None
     throughput = throughput_of(engine.instance, declared.root_asset, entry)
     tokens = prompt_token_counts(entry, cached[2])
     return estimate_partition(entry, study, requests, n_runs, cached, throughput, sampling.max_tokens, tokens)

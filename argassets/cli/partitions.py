@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from argassets.cli.common import get_instance, registry, say, sync_partitions
-from argassets.platform.registry.entries import is_valid_partition_key
+from argassets.platform.registry.model_entry import is_valid_partition_key
 from argassets.platform.registry.partitions import JUDGE_MODELS
 
 
@@ -28,7 +28,7 @@ def cmd_partitions_list(args: argparse.Namespace) -> int:
             say(f"{name!r}\t(not a valid model name: added by hand? never run; delete it in the UI)")
         elif name in models.names:
             entry = models.get(name)
-            say(f"{name}\t{entry.backend}\tgpus={entry.gpus}\t{','.join(entry.studies)}")
+            say(f"{name}\t{entry.backend}\tgpus={entry.gpus_needed}\t{','.join(entry.studies)}")
         else:
             say(f"{name}\t(not in the registry)")
     return 0

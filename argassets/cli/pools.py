@@ -11,8 +11,10 @@ from argassets.cli.common import CliError, get_instance, say
 def cmd_pools(args: argparse.Namespace) -> int:
     storage = get_instance().event_log_storage
     if args.gpu is not None:
-        if args.gpu < 0:
-            raise CliError("--gpu must be 0 or more")
+        from argassets.platform.operations.waiting import pool_limit_problem
+
+        if problem := pool_limit_problem("gpu", args.gpu):
+            raise CliError(f"--gpu {args.gpu}: {problem}")
         storage.set_concurrency_slots("gpu", args.gpu)
         say(f"pool 'gpu': limit {args.gpu}")
     for key in sorted(storage.get_concurrency_keys()):
@@ -24,5 +26,5 @@ def cmd_pools(args: argparse.Namespace) -> int:
 def add_command(sub: Any) -> None:
     """Register ``argassets pools``."""
     pools = sub.add_parser("pools", help="show or set concurrency pool limits")
-    pools.add_argument("--gpu", type=int, help="limit of the 'gpu' pool (concurrent judging steps)")
+    pools.add_argument("--gpu", type=int, help="limit of the 'gpu' pool (concurrent judging steps), 1 or more")
     pools.set_defaults(func=cmd_pools)

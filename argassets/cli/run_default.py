@@ -16,14 +16,15 @@ from argassets.cli.common import (
     sync_partitions,
 )
 from argassets.platform.paths import resolve_data_dir
-from argassets.platform.registry.entries import BASELINE_BACKENDS, ModelEntry, ModelRegistry
+from argassets.platform.registry.entries import ModelRegistry
+from argassets.platform.registry.model_entry import ModelEntry
 
 
 def default_models(registry: ModelRegistry, published_data: bool) -> list[str]:
     """What ``run-default`` judges: every baseline and, with the published data, every entry a study
     of it reads from elsewhere (Study B's published prediction files: the KB then holds the paper's
     22 models and its ensembles)."""
-    names = [e.name for e in registry.models if e.backend in BASELINE_BACKENDS]
+    names = [e.name for e in registry.models if e.is_baseline]
     if published_data:
         names += [e.name for e in registry.models if _judged_elsewhere(registry, e)]
     return names

@@ -194,7 +194,7 @@ def show_jobs(engine: Executor, registry: ModelRegistry, names: Sequence[str], s
             else:
                 tags = estimate_tags(engine, registry, name, study)
             options = sbatch_options(
-                entry.gpus,
+                entry.gpus_needed,
                 registry.slurm_for(entry),
                 job_name=f"argassets-{name}"[:64],
                 output=log,

@@ -97,11 +97,11 @@ class JudgedElsewhere:
     """Entries whose judgments were made elsewhere and are read as the study's table, not judged here.
 
     ``table(entry, scope, inputs, data_root)`` returns the partition's table (with every provenance
-    column, stating what the source does not carry) and its metadata.
+    column, stating what the source does not carry), its metadata, and lines for the run's warning log.
     """
 
     applies: Callable[[ModelEntry], bool]
-    table: Callable[[ModelEntry, Any, Inputs, Path | None], tuple[pd.DataFrame, Mapping[str, Any]]]
+    table: Callable[[ModelEntry, Any, Inputs, Path | None], tuple[pd.DataFrame, Mapping[str, Any], Sequence[str]]]
 
 
 @dataclass(frozen=True, eq=False)

@@ -30,10 +30,10 @@ import numpy as np
 import pandas as pd
 
 from argassets.platform.judging.interface import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.study import Inputs, RequestSet
 from argassets.political.prompts import N_REPETITIONS
-from argassets.political.published import published_tsv_to_predictions, read_published_tsv
+from argassets.political.published import published_predictions_file, published_tsv_to_predictions, read_published_tsv
 from argassets.political.published_index import argument_published_rows
 from argassets.political.scope import PoliticalScope
 from argassets.political.score_parsing import ParsedScore, parse_score
@@ -182,15 +182,18 @@ def prediction_metadata(table: pd.DataFrame) -> dict[str, Any]:
 
 def is_published_tsv(entry: ModelEntry) -> bool:
     """Whether ``entry`` imports the paper's published prediction files (read, not judged)."""
-    return entry.backend == "import" and entry.format == "published_tsv"
+    return published_predictions_file(entry) is not None
 
 
 def published_predictions(
     entry: ModelEntry, scope: PoliticalScope, inputs: Inputs, data_root: Path | None
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+) -> tuple[pd.DataFrame, dict[str, Any], list[str]]:
     """The partition of an entry of :func:`is_published_tsv`: its published rows on the KB's
-    arguments (through ``political_published_index``), within its scope, and their metadata."""
-    path = entry.import_file(data_root)
+    arguments (through ``political_published_index``), within its scope, their metadata, and the
+    run's warnings (published scores outside 0-100)."""
+    published_file = published_predictions_file(entry)
+    assert published_file is not None, "published_predictions reads entries of is_published_tsv only"
+    path = published_file.resolve(data_root)
     published = read_published_tsv(path)
     carried = argument_published_rows(inputs["political_prompts"], inputs["political_published_index"])
     if scope.max_arguments is not None:
@@ -215,7 +218,23 @@ def published_predictions(
         "invalid": int((~table["is_valid"]).sum()),
         "out_of_range_published_values": out_of_range,
     }
-    return table, metadata
+    warnings = [out_of_range_warning(entry.name, path, table)] if out_of_range else []
+    return table, metadata, warnings
+
+
+def out_of_range_warning(name: str, path: object, table: pd.DataFrame, shown: int = 5) -> str:
+    """The terminal line for published scores outside 0-100: how many, where, a few examples.
+
+    Such values are kept as invalid rows (``is_valid`` false), as the paper's NA-and-invalid
+    counts treat them; the metadata carries the count (``out_of_range_published_values``).
+    """
+    integer = table["raw_output"].str.fullmatch(r"-?\d+").fillna(False).astype(bool)
+    bad = table[integer & ~table["is_valid"]]
+    examples = [f"{argument} = {raw}" for argument, raw in zip(bad["argument_id"], bad["raw_output"], strict=True)]
+    return (
+        f"{name}: {len(bad)} published score(s) outside 0-100 in {path}, kept as invalid rows "
+        f"(first: {'; '.join(examples[:shown])})"
+    )
 
 
 def published_prediction_table(expanded: pd.DataFrame, scope: str) -> pd.DataFrame:

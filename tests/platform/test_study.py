@@ -17,7 +17,8 @@ from argassets.platform.judging.interface import PROVENANCE_COLUMNS, CachedCompl
 from argassets.platform.judging.study_asset import judged_table, judging_asset, study_workload
 from argassets.platform.operations.automation import study_roots
 from argassets.platform.operations.study_definitions import study_assets
-from argassets.platform.registry.entries import ModelEntry, RegistryError, parse_registry
+from argassets.platform.registry.entries import RegistryError, parse_registry
+from argassets.platform.registry.model_entry import ModelEntry, model_entry
 from argassets.platform.study import ImportKeys, RequestSet, Studies, StudyDefinition, StudyScope
 from argassets.political.study import STUDY as POLITICAL
 from argassets.studies import BUILT_IN, EXTRA_STUDIES_ENV_VAR, code_location_studies
@@ -99,7 +100,7 @@ def test_the_registry_follows_the_studies_it_is_given(tmp_path: Path) -> None:
         _ = unchecked.studies
     # an entry built in code carries validated scopes, never raw tables
     with pytest.raises(ValueError, match="a scope table is validated by the studies' scope models"):
-        ModelEntry(name="q", backend="random", studies=["persuasion"], scope={"max_pairs": 3})
+        model_entry(name="q", backend="random", studies=["persuasion"], scope={"max_pairs": 3})
 
 
 def test_the_importer_reads_the_key_columns_it_is_given(tmp_path: Path) -> None:
@@ -153,7 +154,7 @@ def test_the_platform_adds_the_provenance_columns_and_checks_the_rows() -> None:
 
 
 def test_an_estimate_reads_only_what_the_requests_need() -> None:
-    entry = ModelEntry(name="p", backend="random", studies=["persuasion"])
+    entry = model_entry(name="p", backend="random", studies=["persuasion"])
     requests, runs, sampling = study_workload(PERSUASION, entry, lambda name: pd.DataFrame({"x": [1, 2]}))
     assert (requests, runs, sampling.temperature) == ([], 2, 0.5)
     nosy = StudyDefinition(**{**PERSUASION.__dict__, "build_requests": lambda e, s, inputs: inputs["aq_prompts"]})

@@ -71,7 +71,9 @@ def judge_study_partition(
     scope = study.scope_model.of(entry)
     elsewhere = study.judged_elsewhere
     if elsewhere is not None and elsewhere.applies(entry):
-        table, metadata = elsewhere.table(entry, scope, inputs, context.resources.data.root())
+        table, metadata, warnings = elsewhere.table(entry, scope, inputs, context.resources.data.root())
+        for warning in warnings:
+            context.log.warning(warning)
         yield dg.Output(typed_provenance(table, study.name), metadata=dict(metadata))
         return
     scope_text = scope.describe()

@@ -3,7 +3,8 @@
 # No ``from __future__ import annotations``: Dagster reads ``ResourceDependency`` from the evaluated annotation.
 import dagster as dg
 
-from argassets.platform.registry.entries import ModelEntry, ModelRegistry, load_registry
+from argassets.platform.registry.entries import ModelRegistry, load_registry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.study import Studies
 
 

@@ -1,9 +1,10 @@
-"""Assets: Study B, political positions of arguments (prompts, stats, ensembles, validation, KB analysis, retrieval).
+"""Assets: Study B, political positions of arguments (prompts, stats, ensembles, validation, annotators, KB analysis, retrieval).
 
 The predictions (``political_predictions``) are built by the platform from the study's declaration (``study.py``).
 """
 
 from argassets.political.assets import (
+    annotators,
     ensembles,
     kb_analysis,
     knowledge_base,
@@ -13,4 +14,4 @@ from argassets.political.assets import (
     validation,
 )
 
-ASSET_MODULES = [knowledge_base, prompts, ensembles, validation, results_page, kb_analysis, retrieval]
+ASSET_MODULES = [knowledge_base, prompts, ensembles, validation, annotators, results_page, kb_analysis, retrieval]

@@ -20,7 +20,7 @@ from argassets.platform.pairwise.graphs import components
 from argassets.platform.pairwise.labels import LABELS, encode_labels, factorize_columns
 from argassets.platform.pairwise.scores import PairColumns, bt_scores
 from argassets.platform.pairwise.votes import majority_votes
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.study import Inputs, RequestSet, StudyScope
 
 STUDY_NAME = "persuasion"
