@@ -8,7 +8,7 @@ multiplicity (docs/uncertainty.md). Study-neutral, no Dagster.
     ``statistic`` maps cluster weights ``(batch, n_clusters)`` to values ``(k, batch)``.
 ``paired``
     ``paired_bootstrap(statistic, n_clusters, names, comparisons, settings, *, what,
-    adjustment="holm") -> PairedResult`` (``levels``: ``ClusterIntervals``; ``differences``:
+    adjustment="holm", families=None) -> PairedResult`` (``levels``: ``ClusterIntervals``; ``differences``:
     ``configuration, reference, difference, difference_low, difference_high, p_value,
     p_adjusted, adjustment, interval_method``); ``top_index(estimates, candidates,
     *, higher_is_better=True)``; ``best_set(names, differences, top, level, *, higher_is_better=True)``.
