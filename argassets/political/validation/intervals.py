@@ -11,9 +11,10 @@ same resample. Pairwise: each ranking's Bradley-Terry strengths are those of the
 once on the subset's pairs); a resample draws debates, the items of the drawn debates are ranked
 again among themselves (mid-ranks from per-debate tables) and the figures are computed on them:
 footrule, d_tau and ordinal alpha over the drawn items, macro-F1 over the pairs whose two items
-were drawn. Refitting BT per resample is not done: 12 ms per fit here, 55 systems x 5 subsets x
-2000 resamples would be about 55 minutes; so the pairwise interval says how much the figure
-depends on which debates the study drew, not how noisy the votes behind each ranking are.
+were drawn. Refitting BT per resample is not done: at 12 ms per fit (batched Newton, the
+development machine under load), 55 systems x 5 subsets x 2000 resamples would take about 55
+minutes; so the pairwise interval says how much the figure depends on which debates the study
+drew, not how noisy the votes behind each ranking are.
 """
 
 from __future__ import annotations
