@@ -32,9 +32,14 @@ def political_results_page(
     registry: ModelRegistryResource,
     political_pairwise_validation: pd.DataFrame,
     political_pointwise_validation: pd.DataFrame,
+    political_pairwise_comparisons: pd.DataFrame,
+    political_pointwise_comparisons: pd.DataFrame,
 ) -> dg.MaterializeResult:
-    """Study B's results in one HTML file that opens offline: sortable leaderboards, one name per system, plots."""
-    text = political_page_html(political_pairwise_validation, political_pointwise_validation, registry.load())
+    """Study B's results in one HTML file that opens offline: sortable leaderboards with intervals, one name per system, plots."""
+    comparisons = pd.concat([political_pairwise_comparisons, political_pointwise_comparisons], ignore_index=True)
+    text = political_page_html(
+        political_pairwise_validation, political_pointwise_validation, registry.load(), comparisons
+    )
     path = write_page(results_page_path(config.reports_dir), text)
     return dg.MaterializeResult(
         metadata={
