@@ -23,6 +23,7 @@ from typing import Any
 
 import duckdb
 
+from argassets.platform.operations.remedies import missing
 from argassets.platform.paths import resolve_duckdb_path
 from argassets.platform.storage.table_store import DATA_FILE, TABLES_ENV_VAR, ParquetTableStore
 
@@ -92,7 +93,7 @@ def connect(location: str | os.PathLike[str] | None = None) -> duckdb.DuckDBPyCo
     root = Path(location or tables_location())
     if "://" in str(location or "") or not root.is_dir():
         raise FileNotFoundError(
-            f"no published tables in {root}: materialise something first, or set {TABLES_ENV_VAR} to a local folder"
+            missing(f"no published tables in {root}") + f", or set {TABLES_ENV_VAR} to a local folder that holds them"
         )
     connection = duckdb.connect()
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
