@@ -530,6 +530,9 @@ def cmd_ui(args: argparse.Namespace) -> int:
         str(PROJECT_ROOT / "workspace.yaml"),
     ]
     _print("$ " + " ".join(command))
+    from argassets.platform.reporting.pages import serve_pages_in_background
+
+    serve_pages_in_background(args.host, args.port + 1)  # the results pages, linked from their assets
     with signals_recorded() as received:
         # Its own session: Ctrl-C reaches this process only, which stops the whole tree in order.
         server = subprocess.Popen(command, cwd=PROJECT_ROOT, start_new_session=True)
@@ -643,6 +646,10 @@ def build_parser() -> argparse.ArgumentParser:
     from argassets.political.cli_retrieval import add_commands as add_retrieval_commands
 
     add_retrieval_commands(sub)  # retrieve, debate, persona (docs/retrieval.md)
+
+    from argassets.cli_export import add_commands as add_export_commands
+
+    add_export_commands(sub)  # export eee | hf, open (docs/exports.md)
     return parser
 
 
