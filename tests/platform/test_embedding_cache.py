@@ -135,3 +135,18 @@ def test_a_malformed_row_is_named(tmp_path: Path) -> None:
         db.execute("update embeddings set dimensions = 5")
     with EmbeddingCache(path) as cache, pytest.raises(EmbeddingCacheError, match=r"\(m, h\) holds 4 floats, not 5"):
         cache.get("m", ["h"])
+
+
+def test_warming_embeds_the_kb_once_and_skips_without_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from argassets.political.retrieval import warm_cache
+
+    model = CountingModel()
+    monkeypatch.setattr(warm_cache, "kb_arguments", lambda data_dir: _arguments(40))
+    monkeypatch.setattr(warm_cache, "load_embedding_model", lambda: model)
+    with EmbeddingCache(tmp_path / "c.sqlite") as cache:
+        assert warm_cache.warm(tmp_path, cache, chunk_size=16).embedded == 40
+        again = warm_cache.warm(tmp_path, cache)
+    assert again.embedded == 0 and again.from_cache == 40 and len(model.encoded) == 40
+    monkeypatch.setenv("ARGASSETS_DATA_DIR", str(tmp_path / "nothing"))
+    monkeypatch.setattr(warm_cache, "resolve_data_dir", lambda: None)
+    assert warm_cache.main() == 0 and len(model.encoded) == 40

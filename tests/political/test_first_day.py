@@ -31,6 +31,8 @@ def test_after_run_default_retrieval_and_debate_work_and_every_check_ran(
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("ARGASSETS_DUCKDB", str(tmp_path / "var" / "argassets.duckdb"))
     monkeypatch.setenv("ARGASSETS_CACHE", str(tmp_path / "var" / "cache.sqlite"))
+    # the machine's embedding cache, as a newcomer has it after scripts/install (which fills it)
+    monkeypatch.delenv("ARGASSETS_EMBEDDING_CACHE")
     assert cli.main(["run-default"]) == 0
 
     instance = dg.DagsterInstance.get()
