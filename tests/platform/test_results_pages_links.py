@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from argassets import cli
-from argassets.platform.reporting.pages import PageNotFoundError, find_page, page_server, page_url
+from argassets.platform.reporting.pages import (
+    PageNotFoundError,
+    find_page,
+    page_server,
+    page_url,
+    serve_pages_in_background,
+)
 
 
 def _home(root: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> Path:
@@ -56,3 +62,14 @@ def test_the_server_serves_the_folder_configured_at_each_request(tmp_path: Path,
         server.server_close()
     assert page_url("aq_results.html", {}) == "http://127.0.0.1:3001/aq_results.html"
     assert page_url("x.html", {"ARGASSETS_PAGES_URL": "http://h:9/p/"}) == "http://h:9/p/x.html"
+
+
+def test_a_taken_port_leaves_the_ui_running(capsys: pytest.CaptureFixture[str]) -> None:
+    first = serve_pages_in_background("127.0.0.1", 0)
+    assert first is not None
+    try:
+        assert serve_pages_in_background("127.0.0.1", first.server_address[1]) is None
+        assert "results pages not served" in capsys.readouterr().err
+    finally:
+        first.shutdown()
+        first.server_close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -75,8 +76,16 @@ def page_server(host: str, port: int, folder: Callable[[], Path] = reports_dir) 
     return http.server.ThreadingHTTPServer((host, port), functools.partial(Handler))
 
 
-def serve_pages_in_background(host: str, port: int) -> http.server.ThreadingHTTPServer:
-    """Start :func:`page_server` in a daemon thread; ``shutdown()`` stops it."""
-    server = page_server(host, port)
+def serve_pages_in_background(host: str, port: int) -> http.server.ThreadingHTTPServer | None:
+    """Start :func:`page_server` in a daemon thread (``shutdown()`` stops it); when the port is
+    taken, say so on stderr and return ``None``: the UI starts all the same."""
+    try:
+        server = page_server(host, port)
+    except OSError as exc:
+        print(
+            f"argassets: results pages not served on {host}:{port} ({exc}); `argassets open` finds them",
+            file=sys.stderr,
+        )  # noqa: T201
+        return None
     threading.Thread(target=server.serve_forever, name="argassets pages", daemon=True).start()
     return server
