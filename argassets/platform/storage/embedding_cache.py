@@ -31,7 +31,7 @@ CREATE TABLE IF NOT EXISTS embeddings (
     dimensions INTEGER NOT NULL,
     vector BLOB NOT NULL,
     PRIMARY KEY (model, text_sha256)
-) WITHOUT ROWID
+)
 """
 
 
