@@ -83,7 +83,7 @@ def test_an_exported_partition_imported_again_gives_identical_reports(
     keys = ["model", "strategy", "dimension"]
     before = _table(folder, "aq_agreement_report").sort_values(keys).reset_index(drop=True)
     after = _table(tmp_path / "again", "aq_agreement_report").sort_values(keys).reset_index(drop=True)
-    assert len(before) == 9
+    assert len(before) == len(after) > 0 and set(before["model"]) == set(after["model"]) == {"random"}
     pd.testing.assert_frame_equal(before[keys + METRICS], after[keys + METRICS])
     scores = ["model", "strategy", "dimension", "argument_id", "bt_score"]
     pd.testing.assert_frame_equal(

@@ -135,7 +135,7 @@ def _from_cache(cache: EmbeddingCache | None, model: str, wanted: set[str], know
 def embedding_matrix(table: pd.DataFrame, argument_ids: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
     """The argument ids and their embeddings as one float32 matrix (rows in the ids' order)."""
     if table is None or len(table) == 0:
-        raise LookupError(missing("no embeddings of the knowledge base"))
+        raise LookupError(missing("no embeddings of the knowledge base (materialise political_argument_embeddings)"))
     models = table["model"].unique()
     if len(models) != 1:
         raise ValueError(f"the embeddings table mixes models {sorted(models)}")
@@ -143,5 +143,9 @@ def embedding_matrix(table: pd.DataFrame, argument_ids: Sequence[str] | None = N
     ids = list(by_id) if argument_ids is None else [str(i) for i in argument_ids]
     absent = [i for i in ids if i not in by_id]
     if absent:
-        raise LookupError(missing(f"{len(absent)} arguments have no embedding (e.g. {absent[0]})"))
+        raise LookupError(
+            missing(
+                f"{len(absent)} arguments have no embedding (e.g. {absent[0]}; materialise political_argument_embeddings)"
+            )
+        )
     return ids, np.asarray([by_id[i] for i in ids], dtype=np.float32)
