@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     from argassets.political.cli_retrieval import add_commands as add_retrieval_commands
 
     add_retrieval_commands(sub)  # retrieve, debate, persona (docs/retrieval.md)
+    from argassets.cli.export import add_commands as add_export_commands
+
+    add_export_commands(sub)  # export eee | hf, open (docs/exports.md)
     return parser
 
 

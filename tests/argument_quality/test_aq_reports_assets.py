@@ -26,6 +26,7 @@ from argassets.argument_quality.assets import (
 )
 from argassets.argument_quality.resources import WebisSourceResource
 from argassets.platform.paths import SAMPLE_DATA_DIR
+from argassets.platform.reporting.pages import page_url
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
@@ -235,7 +236,7 @@ def test_other_reports(sample_run):
 def test_results_page_is_written_and_linked_from_the_reports(sample_run):
     meta = metadata(sample_run["result"], "aq_results_page")
     page = Path(meta["results_page"])
-    assert page == sample_run["folder"] / "reports" / "aq_results.html" and meta["open"] == page.as_uri()
+    assert page == sample_run["folder"] / "reports" / "aq_results.html" and meta["open"] == page_url(page.name)
     text = page.read_text(encoding="utf-8")
     assert meta["size_bytes"] == len(text.encode("utf-8"))
     # Self-contained: Plotly inlined, no script or stylesheet from elsewhere.

@@ -5,6 +5,7 @@ import pandas as pd
 
 from argassets.argument_quality.assets.reports import best_set_by, results_page_path
 from argassets.argument_quality.results_page import aq_page_html
+from argassets.platform.reporting.pages import page_url
 from argassets.platform.reporting.results_page import write_page
 
 
@@ -28,7 +29,8 @@ def aq_results_page(
     return dg.MaterializeResult(
         metadata={
             "results_page": dg.MetadataValue.path(str(path)),
-            "open": dg.MetadataValue.url(path.as_uri()),
+            # served by `argassets ui` (browsers refuse file:// links); `argassets open` finds it too
+            "open": dg.MetadataValue.url(page_url(path.name)),
             "size_bytes": len(text.encode("utf-8")),
         }
     )

@@ -6,6 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from argassets.platform.paths import resolve_duckdb_path
+from argassets.platform.reporting.pages import page_url
 from argassets.platform.reporting.results_page import write_page
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.political.results_page import political_page_html
@@ -44,7 +45,8 @@ def political_results_page(
     return dg.MaterializeResult(
         metadata={
             "results_page": dg.MetadataValue.path(str(path)),
-            "open": dg.MetadataValue.url(path.as_uri()),
+            # served by `argassets ui` (browsers refuse file:// links); `argassets open` finds it too
+            "open": dg.MetadataValue.url(page_url(path.name)),
             "size_bytes": len(text.encode("utf-8")),
         }
     )
