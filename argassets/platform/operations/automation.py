@@ -44,9 +44,10 @@ from argassets.platform.study import studies
 #: How many levels above an unpartitioned report an in-progress run still holds it back.
 UPSTREAM_DEPTH = 6
 #: Assets of these kinds are never materialised automatically (run them from the UI or the CLI):
-#: the Neo4j export writes to an external system that may not be configured, and sentence
-#: embeddings of the whole knowledge base take many CPU minutes that a refresh must not spend.
-MANUAL_KINDS: frozenset[str] = frozenset({"neo4j", "sentence_transformers"})
+#: the Neo4j export writes to an external system that may not be configured, sentence
+#: embeddings of the whole knowledge base take many CPU minutes that a refresh must not spend, and
+#: a study design is drawn once and fielded (a redraw would replace a study in the field).
+MANUAL_KINDS: frozenset[str] = frozenset({"neo4j", "sentence_transformers", "study_design"})
 
 K = TypeVar("K", bound=Hashable)
 
