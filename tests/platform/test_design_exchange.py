@@ -48,8 +48,10 @@ def _answers(design, bundles, wrong_attention: set[str] = frozenset()) -> pd.Dat
 
 def test_the_export_deals_every_task_to_distinct_participants_and_hides_the_answers(tmp_path) -> None:
     design, bundles, paths = _design(tmp_path)
-    prolific = pd.read_csv(paths["prolific"])
-    assert "expected_label" not in prolific.columns and "kind" not in prolific.columns
+    shown = pd.read_csv(paths["prolific_tasks"])
+    assert "expected_label" not in shown.columns and "kind" not in shown.columns
+    assert set(shown["task_id"]) == set(design.tasks["task_id"]) and shown["task_id"].is_unique
+    prolific = pd.read_csv(paths["prolific_bundles"])
     kinds = design.tasks.set_index("task_id")["kind"]
     study = prolific[prolific["task_id"].map(kinds) == ITEM]
     assert study["task_id"].value_counts().eq(3).all() and study["task_id"].nunique() == 12
@@ -62,7 +64,8 @@ def test_the_export_deals_every_task_to_distinct_participants_and_hides_the_answ
     config = ET.fromstring(paths["label_studio_config"].read_text())
     assert [c.get("value") for c in config.iter("Choice")] == list(QUESTION.labels.values())
     again = read_design(tmp_path / "out")
-    pd.testing.assert_frame_equal(again.tasks.fillna("").astype(str), design.tasks.fillna("").astype(str))
+    kept = ["task_id", "kind", "question", "item_1", "item_2", "expected_label"]
+    pd.testing.assert_frame_equal(again.tasks[kept].fillna("").astype(str), design.tasks[kept].fillna("").astype(str))
 
 
 def test_clean_results_come_back_whole(tmp_path) -> None:

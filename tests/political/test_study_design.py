@@ -222,7 +222,7 @@ def test_the_design_assets_materialise_from_the_kb_to_the_files(stand_in_kb, sha
     assert set(tasks["kind"]) == {"item", "attention", "gold"}
     for study in ("pointwise", "pairwise"):
         design = read_design(tmp_path / study)
-        assert (tmp_path / study / "prolific_tasks.csv").exists() and (
+        assert (tmp_path / study / "prolific_bundles.csv").exists() and (
             tmp_path / study / "label_studio_tasks.json"
         ).exists()
         study_rows = tasks[(tasks["study"] == study) & (tasks["kind"] == "item")]

@@ -2,9 +2,11 @@
 of the returned results with every problem named by file, row and participant.
 
 Out
-    ``prolific_tasks.csv``: one row per task a participant sees, by ``bundle`` (one Prolific
-    submission; request as many places as there are bundles) and ``position``, with the question
-    and answers to show. Expected answers of attention and gold tasks are not in it.
+    ``prolific_bundles.csv``: which task each participant sees at which position (``bundle`` =
+    one Prolific submission: request as many places as there are bundles), and
+    ``prolific_tasks.csv``: every task once, with the question, its answers and the text(s) (the
+    texts are not repeated per bundle). Expected answers of attention and gold tasks are in
+    neither.
     ``label_studio_tasks.json``: the tasks in Label Studio's import format (a JSON list of
     ``{"data": {...}}``; every task once: set the project's overlap to ``judgments_per_task``) and
     ``label_studio_config.xml``, the labelling interface (two texts or one, one choice).
@@ -62,18 +64,19 @@ CONSENT_REVOKED = "CONSENT_REVOKED"
 Action = Literal["error", "drop", "keep"]
 PROBLEM_COLUMNS = ["source", "row", "participant_id", "task_id", "problem", "detail", "action"]
 RESULT_COLUMNS = ["task_id", "participant_id", "label"]
+#: What ``design_tasks.csv`` keeps of every task (the texts are in the participant files).
+DESIGN_COLUMNS = ["task_id", "kind", "question", "item_1", "item_2", "expected_label"]
 
 
-def prolific_tasks(design: StudyDesign, bundles: pd.DataFrame) -> pd.DataFrame:
-    """The participant-facing task list: bundles with the texts, the question and its answers."""
-    tasks = design.tasks.set_index("task_id")
-    shown = bundles.join(tasks[["kind", "item_1", "item_2", "text_1", "text_2"]], on="task_id")
-    shown["prompt"] = shown["question"].map({q.name: q.prompt for q in design.questions})
-    shown["answers"] = shown["question"].map(
+def prolific_tasks(design: StudyDesign) -> pd.DataFrame:
+    """Every task once, as a participant sees it: the question, its answers and the text(s)."""
+    tasks = design.tasks.copy()
+    tasks["prompt"] = tasks["question"].map({q.name: q.prompt for q in design.questions})
+    tasks["answers"] = tasks["question"].map(
         {q.name: json.dumps(dict(q.labels), ensure_ascii=False) for q in design.questions}
     )
-    # The kind would tell a participant which tasks are checks: it stays in the design only.
-    return shown[["bundle", "position", "task_id", "question", "prompt", "text_1", "text_2", "answers"]]
+    # The kind and the expected answer would tell a participant which tasks are checks.
+    return tasks[["task_id", "question", "prompt", "text_1", "text_2", "answers"]]
 
 
 def label_studio_tasks(design: StudyDesign) -> list[dict]:
@@ -113,16 +116,18 @@ def label_studio_config(design: StudyDesign) -> str:
 
 
 def write_exports(design: StudyDesign, bundles: pd.DataFrame, folder: str | Path) -> dict[str, Path]:
-    """Write the Prolific CSV and the Label Studio files into ``folder``; returns their paths."""
+    """Write the Prolific CSVs and the Label Studio files into ``folder``; returns their paths."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {
-        "prolific": folder / "prolific_tasks.csv",
+        "prolific_bundles": folder / "prolific_bundles.csv",
+        "prolific_tasks": folder / "prolific_tasks.csv",
         "label_studio_tasks": folder / "label_studio_tasks.json",
         "label_studio_config": folder / "label_studio_config.xml",
     }
     contents = {
-        "prolific": prolific_tasks(design, bundles).to_csv(index=False),
+        "prolific_bundles": bundles[["bundle", "position", "task_id"]].to_csv(index=False),
+        "prolific_tasks": prolific_tasks(design).to_csv(index=False),
         "label_studio_tasks": json.dumps(label_studio_tasks(design), ensure_ascii=False, indent=1),
         "label_studio_config": label_studio_config(design) + "\n",
     }
@@ -151,7 +156,8 @@ def write_design(design: StudyDesign, folder: str | Path) -> dict[str, Path]:
     }
     paths = {"design": folder / "design.json", "tasks": folder / "design_tasks.csv"}
     _replace(paths["design"], json.dumps(header, ensure_ascii=False, indent=1))
-    _replace(paths["tasks"], design.tasks[TASK_COLUMNS].to_csv(index=False))
+    # The texts are in the participant files; the import needs the rest.
+    _replace(paths["tasks"], design.tasks[DESIGN_COLUMNS].to_csv(index=False))
     return paths
 
 
@@ -163,7 +169,7 @@ def read_design(folder: str | Path) -> StudyDesign:
             raise FileNotFoundError(f"{folder / name}: not found (write_design writes it)")
     header = json.loads((folder / "design.json").read_text(encoding="utf-8"))
     tasks = pd.read_csv(folder / "design_tasks.csv", dtype=str, keep_default_na=False)
-    tasks = tasks.replace({"": None})
+    tasks = tasks.replace({"": None}).assign(text_1=None, text_2=None)[TASK_COLUMNS]
     questions = tuple(Question(q["name"], q["prompt"], q["labels"]) for q in header["questions"])
     return StudyDesign(header["kind"], questions, tasks, int(header["judgments_per_task"]), int(header["bundle_size"]))
 
