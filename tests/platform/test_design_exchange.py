@@ -10,6 +10,7 @@ from argassets.platform.design.exchange import (
     CONSENT_REVOKED,
     ImportPolicy,
     export_study,
+    import_into_folder,
     import_results,
     read_design,
 )
@@ -77,6 +78,9 @@ def test_clean_results_come_back_whole(tmp_path) -> None:
     study = imported.study_judgments()
     assert len(study) == 36 and set(study.columns) >= {"age", "sex", "question", "item_1", "item_2"}
     assert (study["label"] == "1").eq(study["item_1"].map(TRUTH) > study["item_2"].map(TRUTH)).all()
+    written = import_into_folder(tmp_path / "out", [path], tmp_path / "imported")
+    assert len(pd.read_csv(written["judgments"])) == len(imported.judgments)
+    assert pd.read_csv(written["problems"]).empty
 
 
 def test_each_problem_is_named_by_file_row_and_participant(tmp_path) -> None:

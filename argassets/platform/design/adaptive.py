@@ -62,7 +62,7 @@ class AdaptiveSettings:
 
     first_round: float = 0.1
     round_size: float = 0.05
-    cover: int = 2
+    cover: int = 1
     prior_precision: float = 0.05
     stability: float | None = 0.99
     interval_width: float | None = None
@@ -137,14 +137,15 @@ class ComparisonGraph:
         width = int(items["index"].max()) + 1 if len(items) else 0
         if width > MAX_GROUP_ITEMS:
             raise ValueError(f"a group has {width} items; at most {MAX_GROUP_ITEMS} are supported")
-        keyed = items.set_index(["group", "item"])
-        a = keyed.loc[list(zip(candidates["group"], candidates["item_a"], strict=True))]
-        b = keyed.loc[list(zip(candidates["group"], candidates["item_b"], strict=True))]
+        keys = pd.MultiIndex.from_frame(items[["group", "item"]])
+        a = keys.get_indexer(pd.MultiIndex.from_arrays([candidates["group"], candidates["item_a"]]))
+        b = keys.get_indexer(pd.MultiIndex.from_arrays([candidates["group"], candidates["item_b"]]))
+        gcode, index = items["gcode"].to_numpy(np.int64), items["index"].to_numpy(np.int64)
         return cls(
             pair_ids=candidates["pair_id"].to_numpy(),
-            group=a["gcode"].to_numpy(np.int64),
-            item_a=a["index"].to_numpy(np.int64),
-            item_b=b["index"].to_numpy(np.int64),
+            group=gcode[a],
+            item_a=index[a],
+            item_b=index[b],
             n_groups=int(items["gcode"].max()) + 1 if len(items) else 0,
             width=width,
             items=items,

@@ -48,6 +48,7 @@ __all__ = [
     "CONSENT_REVOKED",
     "ImportPolicy",
     "ImportedResults",
+    "import_into_folder",
     "import_results",
     "label_studio_config",
     "export_study",
@@ -389,3 +390,20 @@ def import_results(
     order = ["task_id", "kind", "question", "item_1", "item_2", "participant_id", "label", "source", "row"]
     extra = [c for c in rows.columns if c not in order and c != "expected_label"]
     return ImportedResults(judgments=rows[order + extra].reset_index(drop=True), problems=problems)
+
+
+def import_into_folder(
+    design_folder: str | Path,
+    paths: Sequence[str | Path],
+    out_folder: str | Path,
+    policy: ImportPolicy = ImportPolicy(),
+) -> dict[str, Path]:
+    """Import returned results against the design written in ``design_folder`` and write
+    ``judgments.csv`` and ``problems.csv`` into ``out_folder`` (the logic of a CLI command)."""
+    imported = import_results(read_design(design_folder), paths, policy)
+    out = Path(out_folder)
+    out.mkdir(parents=True, exist_ok=True)
+    written = {"judgments": out / "judgments.csv", "problems": out / "problems.csv"}
+    _replace(written["judgments"], imported.judgments.to_csv(index=False))
+    _replace(written["problems"], imported.problems.to_csv(index=False))
+    return written

@@ -35,7 +35,7 @@ from threadpoolctl import threadpool_limits
 
 from argassets.platform.design.information import scale_separation_reliability, standard_errors
 from argassets.platform.pairwise.agreement import krippendorff_alpha_from_value_counts
-from argassets.platform.pairwise.bradley_terry import fit_strengths
+from argassets.platform.pairwise.bradley_terry import Engine, fit_strengths
 
 __all__ = [
     "AnnotatorPool",
@@ -115,8 +115,10 @@ def simulate_pairwise(
     replications: int,
     seed: int,
     alpha: float = SIMULATION_ALPHA,
+    engine: Engine = "batched",
 ) -> pd.DataFrame:
-    """Reliability of the BT strengths for each number of judgments per pair.
+    """Reliability of the BT strengths for each number of judgments per pair (``engine``: the
+    platform's BT engine, ``batched`` or ``choix``).
 
     Returns
     -------
@@ -139,7 +141,7 @@ def simulate_pairwise(
         counts = simulate_votes(theta, index, int(k), pool, rng)
         # Many small matrices: a multi-threaded BLAS only adds overhead (10x on a loaded machine).
         with threadpool_limits(limits=1, user_api="blas"):
-            estimates = fit_strengths(counts, alpha)
+            estimates = fit_strengths(counts, alpha, engine=engine)
             errors = standard_errors(estimates, counts)
         ssr = np.asarray(scale_separation_reliability(estimates, errors))
         pearson, spearman = _correlations(estimates, theta)

@@ -25,7 +25,6 @@ from argassets.platform.pairwise.graphs import components
 from argassets.platform.paths import resolve_duckdb_path
 from argassets.platform.reporting.presentation import figure_png, markdown_table, png_markdown, pyplot
 from argassets.platform.resources.data import PublishedDataResource
-from argassets.political.assets.common import _storable
 from argassets.political.assets.prompts import HUMAN_DIR
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
 from argassets.political.study_design import sampling
@@ -35,6 +34,11 @@ from argassets.political.validation.win_matrices import N_BINS
 GROUP = "political_study_design"
 KINDS = {"study_design", "duckdb", "pandas"}
 ENSEMBLE_COLUMNS = ["system", "argument_id", "prob_na", "mean"]
+
+
+def _string_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text columns as pandas strings, so DuckDB types them VARCHAR even when all null."""
+    return frame.astype({c: "string" for c in frame.columns if frame[c].dtype == object})
 
 
 class DesignItemsConfig(dg.Config):
@@ -74,7 +78,7 @@ def political_study_design_items(
     table = pd.concat([pointwise, pairwise], ignore_index=True)
     counts = table.groupby(["study", "stratum"]).size().rename("items").reset_index()
     return dg.Output(
-        _storable(table),
+        _string_columns(table),
         metadata={
             "dagster/row_count": len(table),
             "system": config.system,
@@ -108,7 +112,7 @@ def political_study_design_pairs(
     entropy = connection_entropy(pair_index, items["bin_index"].to_numpy(), N_BINS)
     blocks = pd.crosstab(pairs["stratum_1"], pairs["stratum_2"]).reset_index().rename(columns={"stratum_1": "bin"})
     return dg.Output(
-        _storable(pairs),
+        _string_columns(pairs),
         metadata={
             "dagster/row_count": len(pairs),
             "kinds": dg.MetadataValue.json(pairs["kind"].value_counts().to_dict()),
@@ -195,7 +199,7 @@ def political_study_design_simulation(
         config,
     )
     return dg.Output(
-        _storable(table),
+        _string_columns(table),
         metadata={
             "dagster/row_count": len(table),
             "chosen": dg.MetadataValue.json(
@@ -231,6 +235,39 @@ def _chosen(simulation: pd.DataFrame, study: str) -> int:
     return int(chosen["per_item"].iloc[0])
 
 
+def _designs(
+    config: DesignTasksConfig, human: Path, items: pd.DataFrame, pairs: pd.DataFrame, simulation: pd.DataFrame
+) -> tuple[StudyDesign, StudyDesign]:
+    """The pointwise and the pairwise design, with their gold tasks (attention tasks come with the export)."""
+    texts = {
+        a: argument_text(p, loc)
+        for a, p, loc in zip(items["argument_id"], items["proposition"], items["locution"], strict=True)
+    }
+    of = {
+        study: {a: texts[a] for a in items.loc[items["study"] == study, "argument_id"]}
+        for study in ("pointwise", "pairwise")
+    }
+    pointwise = StudyDesign(
+        "pointwise",
+        (POLITICAL,),
+        study_tasks([POLITICAL], of["pointwise"]),
+        _chosen(simulation, "pointwise"),
+        config.pointwise_bundle,
+    )
+    per_framing = math.ceil(_chosen(simulation, "pairwise") / len(PAIRWISE_QUESTIONS))
+    tasks = study_tasks(PAIRWISE_QUESTIONS, of["pairwise"], pairs)
+    pairwise = StudyDesign("pairwise", PAIRWISE_QUESTIONS, tasks, per_framing, config.pairwise_bundle)
+    if config.gold_rate > 0:
+        used = set(items["argument_id"])
+        pointwise = pointwise.with_tasks(
+            sampling.pointwise_gold(read_pointwise_study(human), used, config.gold_pool, config.seed)
+        )
+        pairwise = pairwise.with_tasks(
+            sampling.pairwise_gold(read_pairwise_study(human), used, config.gold_pool, config.seed)
+        )
+    return pointwise, pairwise
+
+
 @dg.asset(group_name=GROUP, kinds=KINDS)
 def political_study_design_tasks(
     config: DesignTasksConfig,
@@ -240,57 +277,36 @@ def political_study_design_tasks(
     political_study_design_simulation: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
     """Both studies' bundles (study, attention and gold tasks), written for Prolific and Label Studio."""
-    human = data.require(HUMAN_DIR)
     folder = (
         Path(config.output_dir) if config.output_dir else resolve_duckdb_path().parent / "study_design" / "political"
     )
-    items = political_study_design_items
-    texts = {
-        a: argument_text(p, loc)
-        for a, p, loc in zip(items["argument_id"], items["proposition"], items["locution"], strict=True)
-    }
-    used = set(items["argument_id"])
-    pointwise_texts = {a: texts[a] for a in items.loc[items["study"] == "pointwise", "argument_id"]}
-    pointwise = StudyDesign(
-        "pointwise",
-        (POLITICAL,),
-        study_tasks([POLITICAL], pointwise_texts),
-        _chosen(political_study_design_simulation, "pointwise"),
-        config.pointwise_bundle,
+    designs = _designs(
+        config,
+        data.require(HUMAN_DIR),
+        political_study_design_items,
+        political_study_design_pairs,
+        political_study_design_simulation,
     )
-    pairwise_texts = {a: texts[a] for a in items.loc[items["study"] == "pairwise", "argument_id"]}
-    per_framing = math.ceil(_chosen(political_study_design_simulation, "pairwise") / len(PAIRWISE_QUESTIONS))
-    tasks = study_tasks(PAIRWISE_QUESTIONS, pairwise_texts, political_study_design_pairs)
-    pairwise = StudyDesign("pairwise", PAIRWISE_QUESTIONS, tasks, per_framing, config.pairwise_bundle)
-    if config.gold_rate > 0:
-        pointwise = pointwise.with_tasks(
-            sampling.pointwise_gold(read_pointwise_study(human), used, config.gold_pool, config.seed)
-        )
-        pairwise = pairwise.with_tasks(
-            sampling.pairwise_gold(read_pairwise_study(human), used, config.gold_pool, config.seed)
-        )
-    frames, written = [], {}
-    for name, design in (("pointwise", pointwise), ("pairwise", pairwise)):
+    frames, written, per_task = [], {}, {}
+    for name, design in zip(("pointwise", "pairwise"), designs, strict=True):
         design, bundles, paths = export_study(
             design, config.attention_rate, config.gold_rate, config.seed, folder / name
         )
         kinds = design.tasks.set_index("task_id")["kind"]
         frames.append(bundles.assign(study=name, kind=bundles["task_id"].map(kinds)))
         written.update({f"{name}_{key}": str(path) for key, path in paths.items()})
+        per_task[name] = design.judgments_per_task
     table = pd.concat(frames, ignore_index=True)[["study", "bundle", "position", "task_id", "question", "kind"]]
     summary = (
         table.groupby(["study", "kind"]).agg(rows=("task_id", "size"), bundles=("bundle", "nunique")).reset_index()
     )
+    places = {s: int(table.loc[table["study"] == s, "bundle"].nunique()) for s in ("pointwise", "pairwise")}
     return dg.Output(
-        _storable(table),
+        _string_columns(table),
         metadata={
             "dagster/row_count": len(table),
-            "places": dg.MetadataValue.json(
-                {s: int(table.loc[table["study"] == s, "bundle"].nunique()) for s in ("pointwise", "pairwise")}
-            ),
-            "judgments_per_task": dg.MetadataValue.json(
-                {"pointwise": pointwise.judgments_per_task, "pairwise (per framing)": per_framing}
-            ),
+            "places": dg.MetadataValue.json(places),
+            "judgments_per_task (pairwise: per framing)": dg.MetadataValue.json(per_task),
             "summary": dg.MetadataValue.md(markdown_table(summary)),
             "files": dg.MetadataValue.json(written),
             "folder": dg.MetadataValue.path(str(folder)),
