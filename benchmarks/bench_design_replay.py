@@ -6,9 +6,9 @@ design simulation takes.
    design reveals labels round by round: ``random`` and ``adaptive``
    (:func:`argassets.platform.design.adaptive.plan_round`). Printed per partition and dimension:
    the comparisons (and share of the pool) revealed when Spearman's rho with the full-data BT
-   strengths first reached the target (0.95), median and [min, max] over seeds; where the
-   rank-stability stopping rule (rho between rounds >= 0.99) would have stopped the adaptive design
-   and the rho there; the target of issue 33 (adaptive <= 35% on every dimension); and two
+   strengths first reached the target (0.95), median and [min, max] over seeds; where two stopping
+   rules would have stopped each design and the rho with the full data there (predicted agreement
+   >= 0.95; rank stability >= 0.99 against the estimate with 25% fewer pairs); the target of issue 33 (adaptive <= 35% on every dimension); and two
    reference lines: the Webis authors' claim ("up to 93% cost savings", read as 7% of all
    within-topic pairs) and a first-order ceiling of any design, the Pearson correlation the best
    choice of pairs could reach (omitting the pairs with the least leverage on the full-data
@@ -31,6 +31,7 @@ baseline judge. The data folder is ``$ARGASSETS_DATA_DIR`` or ``../shared/data``
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import platform
 import sys
@@ -141,23 +142,34 @@ def leverage_ceiling(
     return float(np.sqrt(max(0.0, 1.0 - omitted / variance)))
 
 
-def replay_row(name: str, dimension: str, candidates, labels, settings, seeds, target) -> dict:
+def _first(trajectory: pd.DataFrame, column: str, threshold: float) -> tuple[float, float]:
+    """(share, rho with the full data) of the first round where ``column`` reached ``threshold``."""
+    fired = trajectory[trajectory[column] >= threshold]
+    return (float(fired["share"].iloc[0]), float(fired["spearman"].iloc[0])) if len(fired) else (np.nan, np.nan)
+
+
+def _median(values: list[tuple[float, float]]) -> tuple[float, float, int]:
+    """Median (share, rho) of the seeds where a rule fired, and how many did not fire."""
+    fired = [v for v in values if not np.isnan(v[0])]
+    share, rho = np.median(fired, axis=0) if fired else (np.nan, np.nan)
+    return float(share), float(rho), len(values) - len(fired)
+
+
+def replay_row(name: str, dimension: str, candidates, labels, settings, seeds, target, beyond) -> dict:
     full = full_strengths(candidates, labels, settings)
     row: dict = {"partition": name, "dimension": dimension, "pool": len(candidates)}
     for design in ("random", "adaptive"):
-        needed, stops = [], []
+        needed, agreement, stable = [], [], []
         for seed in range(seeds):
-            run = AdaptiveSettings(**{**settings.__dict__, "seed": seed})
-            trajectory = replay_design(candidates, labels, design, run, target, full)
+            run = dataclasses.replace(settings, seed=seed)
+            trajectory = replay_design(candidates, labels, design, run, target, full, beyond)
             needed.append(comparisons_to_target(trajectory, target) or np.nan)
-            if design == "adaptive":
-                fired = trajectory[trajectory["stability"] >= STABILITY]
-                stops.append((fired["share"].iloc[0], fired["spearman"].iloc[0]) if len(fired) else (np.nan, np.nan))
+            agreement.append(_first(trajectory, "predicted_agreement", target))
+            stable.append(_first(trajectory, "stability", STABILITY))
         shares = np.array(needed, dtype=float) / len(candidates)
         row[design] = (np.nanmedian(shares), np.nanmin(shares), np.nanmax(shares), int(np.isnan(shares).sum()))
-        if design == "adaptive":
-            fired = [(s, r) for s, r in stops if not np.isnan(s)]
-            row["stop"] = tuple(np.median(fired, axis=0)) if fired else (np.nan, np.nan)
+        row[f"{design}_agreement_stop"] = _median(agreement)
+        row[f"{design}_stable_stop"] = _median(stable)
     row["ceiling_35"] = leverage_ceiling(candidates, labels, settings, full, TARGET_SHARE)
     return row
 
@@ -172,12 +184,18 @@ def exhaustive_pairs(candidates: pd.DataFrame) -> int:
     return int(sum(n * (n - 1) // 2 for n in items.drop_duplicates().groupby("g").size()))
 
 
-def print_replay(rows: list[dict], target: float) -> bool:
+def _stop_cell(stop: tuple[float, float, int]) -> str:
+    share, rho, missed = stop
+    text = "none" if np.isnan(share) else f"{share:5.1%} (rho {rho:.3f})"
+    return text + (f" +{missed} none" if missed and not np.isnan(share) else "")
+
+
+def print_replay(rows: list[dict], target: float, beyond: float) -> bool:
     print(
         f"\ncomparisons to reach Spearman >= {target} with the full-data BT strengths: median share [min, max] over seeds"
     )
     print(
-        f"{'partition':<12} {'dimension':<10} {'pool':>6} {'random':>22} {'adaptive':>22} {'ratio':>6} {'stop rule (share, rho)':>23} {'ceiling@35%':>11}"
+        f"{'partition':<12} {'dimension':<10} {'pool':>6} {'random':>22} {'adaptive':>22} {'ratio':>6} {'ceiling@35%':>11}"
     )
     met = True
     for r in rows:
@@ -185,13 +203,22 @@ def print_replay(rows: list[dict], target: float) -> bool:
         for design in ("random", "adaptive"):
             med, low, high, never = r[design]
             cells.append(f"{med:6.1%} [{low:5.1%}, {high:5.1%}]" + (f" {never} never" if never else ""))
-        stop_share, stop_rho = r["stop"]
-        stop = "not before target" if np.isnan(stop_share) else f"{stop_share:5.1%}, rho {stop_rho:.3f}"
         ratio = r["adaptive"][0] / r["random"][0]
         print(
-            f"{r['partition']:<12} {r['dimension']:<10} {r['pool']:>6} {cells[0]:>22} {cells[1]:>22} {ratio:>6.2f} {stop:>23} {r['ceiling_35']:>11.3f}"
+            f"{r['partition']:<12} {r['dimension']:<10} {r['pool']:>6} {cells[0]:>22} {cells[1]:>22} {ratio:>6.2f} {r['ceiling_35']:>11.3f}"
         )
         met &= bool(r["adaptive"][2] <= TARGET_SHARE)
+    print(
+        f"\nwhere each stopping rule would have stopped (median share and the rho with the full data there; "
+        f"'none': not within {beyond:.0%} of the pool after the target)"
+    )
+    print(
+        f"{'partition':<12} {'dimension':<10} {'design':<9} {'predicted agreement >= ' + str(target):>28} {'rank stable >= ' + str(STABILITY) + ' (lag 25%)':>30}"
+    )
+    for r in rows:
+        for design in ("random", "adaptive"):
+            agreement, stable = _stop_cell(r[f"{design}_agreement_stop"]), _stop_cell(r[f"{design}_stable_stop"])
+            print(f"{r['partition']:<12} {r['dimension']:<10} {design:<9} {agreement:>28} {stable:>30}")
     return met
 
 
@@ -216,6 +243,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-round", type=float, default=0.05)
     parser.add_argument("--round-size", type=float, default=0.025)
     parser.add_argument("--target", type=float, default=0.95)
+    parser.add_argument(
+        "--beyond",
+        type=float,
+        default=0.1,
+        help="share of the pool replayed after the target, to see the stopping rules",
+    )
     parser.add_argument("--partitions", default="experts,longer-wins")
     parser.add_argument("--dimensions", default="logic,rhetoric,dialectic")
     parser.add_argument("--labels-from", type=Path, default=None, help="a run-default's Parquet tables folder")
@@ -230,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"CPU: {cpu_description()}")
     started = time.perf_counter()
     arguments, comparisons = load_corpus(find_corpus_files(root / "webis-argquality20"))
-    settings = AdaptiveSettings(first_round=args.first_round, round_size=args.round_size, cover=1, stability=None)
+    settings = AdaptiveSettings(first_round=args.first_round, round_size=args.round_size)
     rows = []
     for dimension in args.dimensions.split(","):
         part = comparisons[comparisons["dimension"] == dimension].reset_index(drop=True)
@@ -248,9 +281,9 @@ def main(argv: list[str] | None = None) -> int:
                 labels = longer_wins_labels(part, arguments)
             frame = pd.DataFrame({"pair_id": candidates["pair_id"], "label": labels.to_numpy()})
             shown = "any" if name == "longer-wins" and args.labels_from is None else dimension
-            rows.append(replay_row(name, shown, candidates, frame, settings, args.seeds, args.target))
+            rows.append(replay_row(name, shown, candidates, frame, settings, args.seeds, args.target, args.beyond))
             print(f"  {name} / {dimension} replayed ({time.perf_counter() - started:.0f} s)", flush=True)
-    met = print_replay(rows, args.target)
+    met = print_replay(rows, args.target, args.beyond)
     pool, exhaustive = len(candidates), exhaustive_pairs(candidates)
     print(
         f"\nreference (Webis authors): their design judged {pool} of the {exhaustive} within-topic pairs "

@@ -77,6 +77,8 @@ def test_stopping_rules_say_why() -> None:
     assert stable.reason == "rank_stable" and stable.stability > 0.5
     wide = plan_round(candidates, half, AdaptiveSettings(stability=None, interval_width=100.0))
     assert wide.reason == "interval_width" and wide.interval_width < 100
+    agreed = plan_round(candidates, half, AdaptiveSettings(stability=None, agreement=0.0))
+    assert agreed.reason == "predicted_agreement" and 0 <= agreed.predicted_agreement <= 1
     going = plan_round(candidates, half, AdaptiveSettings(stability=None))
     assert not going.stop and going.reason == "" and going.pair_ids
 
@@ -103,6 +105,16 @@ def test_adaptive_reaches_the_full_ranking_with_fewer_comparisons_than_random_on
     }
     assert needed["adaptive"] is not None and needed["random"] is not None
     assert needed["adaptive"] < 0.8 * needed["random"], needed
+
+
+def test_the_predicted_agreement_with_the_complete_partition_is_calibrated_for_random_rounds() -> None:
+    candidates, labels = _partition(groups=3, items=40, noise=1.5, seed=5)
+    settings = AdaptiveSettings(first_round=0.05, round_size=0.05, seed=1)
+    trajectory = replay_design(candidates, labels, "random", settings, target=0.99)
+    later = trajectory[(trajectory["share"] >= 0.2) & trajectory["predicted_agreement"].notna()]
+    assert len(later) >= 8
+    error = (later["predicted_agreement"] - later["spearman"]).abs()
+    assert error.mean() < 0.05, later[["share", "spearman", "predicted_agreement"]]
 
 
 def test_round_scores_report_every_item_with_its_judgments() -> None:

@@ -21,11 +21,17 @@ Later rounds (expected information gain)
     gain, each item at most once per pass, then at most twice, ... (a batch spread over the items
     rather than piled on the most uncertain one), up to ``round_size`` of the candidates.
 
+``selection = "random"`` takes every round uniformly at random instead (the control, and the
+calibrated choice for noisy judges: see docs/study_design.md).
+
 Stopping (checked before each round from round 2 on)
-    ``rank_stable``: Spearman's rho between the strengths after the last round and before it is
-    at least ``stability``; ``interval_width``: the mean width of the items' 95% posterior
-    intervals is at most ``interval_width``; ``budget``: ``max_share`` of the candidates is
-    judged; ``exhausted``: no candidate is left.
+    ``rank_stable``: Spearman's rho between the strengths now and those of the latest earlier
+    round that held at most ``1 - stability_lag`` of the judged pairs is at least ``stability``
+    (a lag, because consecutive small rounds always agree); ``predicted_agreement``: the rho with
+    the complete partition predicted from a split-half reliability of the judged pairs and
+    Spearman-Brown (:func:`_predicted_agreement`) is at least ``agreement``; ``interval_width``:
+    the mean width of the items' 95% posterior intervals is at most ``interval_width``;
+    ``budget``: ``max_share`` of the candidates is judged; ``exhausted``: no candidate is left.
 """
 
 from __future__ import annotations
@@ -50,6 +56,9 @@ __all__ = ["AdaptiveSettings", "ComparisonGraph", "RoundPlan", "plan_round", "ro
 CANDIDATE_COLUMNS = ["pair_id", "group", "item_a", "item_b"]
 JUDGED_COLUMNS = ["pair_id", "round", "label"]
 
+#: How rounds are chosen: by expected information gain, or uniformly at random (the control).
+SELECTIONS: tuple[str, ...] = ("information", "random")
+
 #: Largest group: posterior covariances are dense per group.
 MAX_GROUP_ITEMS = 2000
 
@@ -60,27 +69,36 @@ _Z95 = 1.959963984540054
 class AdaptiveSettings:
     """How rounds are chosen and when judging stops (shares are of the candidate pairs)."""
 
+    selection: str = "information"
     first_round: float = 0.1
     round_size: float = 0.05
     cover: int = 1
     prior_precision: float = 0.05
     stability: float | None = 0.99
+    stability_lag: float = 0.25
     interval_width: float | None = None
+    agreement: float | None = None
     max_share: float = 1.0
     seed: int = 0
     bt: BTSettings = field(default=DEFAULT_SETTINGS)
 
     def __post_init__(self) -> None:
+        if self.selection not in SELECTIONS:
+            raise ValueError(f"selection must be one of {SELECTIONS}, got {self.selection!r}")
         for name in ("first_round", "round_size", "max_share"):
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise ValueError(f"{name} must be a share in (0, 1], got {value!r}")
+        if not 0 < self.stability_lag < 1:
+            raise ValueError(f"stability_lag must be a share in (0, 1), got {self.stability_lag!r}")
         if self.cover < 0:
             raise ValueError(f"cover must be >= 0, got {self.cover!r}")
         if not self.prior_precision > 0:
             raise ValueError(f"prior_precision must be > 0, got {self.prior_precision!r}")
-        if self.stability is not None and not -1 <= self.stability <= 1:
-            raise ValueError(f"stability must be a Spearman rho in [-1, 1], got {self.stability!r}")
+        for name in ("stability", "agreement"):
+            value = getattr(self, name)
+            if value is not None and not -1 <= value <= 1:
+                raise ValueError(f"{name} must be a correlation in [-1, 1], got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -95,6 +113,7 @@ class RoundPlan:
     candidate_pairs: int
     stability: float
     interval_width: float
+    predicted_agreement: float
 
     @property
     def share_judged(self) -> float:
@@ -273,6 +292,40 @@ def _information_round(
     return _spread_batch(graph, ranked, size)
 
 
+def _earlier_rounds(rounds: np.ndarray, position: np.ndarray, lag: float) -> np.ndarray:
+    """The judgments of the latest earlier state holding at most ``1 - lag`` of the judged pairs
+    (at least one round back)."""
+    last = int(rounds.max())
+    pairs_by = {r: len(np.unique(position[rounds <= r])) for r in range(last)}
+    allowed = (1.0 - lag) * len(np.unique(position))
+    fits = [r for r, n in pairs_by.items() if n <= allowed]
+    return rounds <= (max(fits) if fits else 0)
+
+
+def _predicted_agreement(
+    graph: ComparisonGraph, position: np.ndarray, codes: np.ndarray, bt: BTSettings, rng: np.random.Generator
+) -> float:
+    """Predicted Spearman rho between the strengths now and those of the complete partition.
+
+    The judged pairs are split at random into two halves; the rho between the halves' strengths is
+    the reliability of half the data, Spearman-Brown gives the reliability ``R_n`` of all judged
+    pairs and ``R_N`` of every candidate judged alike, and an estimate that holds a part of the
+    complete data correlates with the complete estimate by ``sqrt(R_n / R_N)``.
+    """
+    pairs = np.unique(position)
+    if len(pairs) < 4:
+        return math.nan
+    half = set(rng.permutation(pairs)[: len(pairs) // 2].tolist())
+    first = np.fromiter((p in half for p in position), dtype=bool, count=len(position))
+    a, _ = _strengths(graph, position[first], codes[first], bt)
+    b, _ = _strengths(graph, position[~first], codes[~first], bt)
+    r_half = max(float(stats.spearmanr(_item_vector(graph, a), _item_vector(graph, b))[0]), 0.0)
+    r_n = 2 * r_half / (1 + r_half)
+    k = len(graph.pair_ids) / len(pairs)
+    r_all = k * r_n / (1 + (k - 1) * r_n)
+    return math.sqrt(r_n / r_all) if r_all > 0 else 0.0
+
+
 def _stop_reason(plan: dict, settings: AdaptiveSettings, budget_left: int, open_left: int) -> str:
     if open_left == 0:
         return "exhausted"
@@ -282,7 +335,58 @@ def _stop_reason(plan: dict, settings: AdaptiveSettings, budget_left: int, open_
         return "rank_stable"
     if settings.interval_width is not None and plan["interval_width"] <= settings.interval_width:
         return "interval_width"
+    if settings.agreement is not None and plan["predicted_agreement"] >= settings.agreement:
+        return "predicted_agreement"
     return ""
+
+
+@dataclass
+class _Assessment:
+    """Where judging stands: the fitted strengths, their posterior covariance, the stopping figures."""
+
+    theta: np.ndarray
+    sigma: np.ndarray
+    figures: dict[str, float]
+
+
+def _assess(
+    graph: ComparisonGraph,
+    position: np.ndarray,
+    rounds: np.ndarray,
+    codes: np.ndarray,
+    settings: AdaptiveSettings,
+    rng: np.random.Generator,
+) -> _Assessment:
+    """Fit the judgments so far and compute every figure a stopping rule reads."""
+    theta, counts = _strengths(graph, position, codes, settings.bt)
+    sigma = posterior_covariance(theta, counts, settings.prior_precision)
+    sd = np.sqrt(np.diagonal(sigma, axis1=1, axis2=2))
+    figures = {
+        "interval_width": float(np.mean(2 * _Z95 * _item_vector(graph, sd))),
+        "predicted_agreement": _predicted_agreement(graph, position, codes, settings.bt, rng),
+        "stability": math.nan,
+    }
+    if int(rounds.max()) >= 1:
+        before = _earlier_rounds(rounds, position, settings.stability_lag)
+        previous, _ = _strengths(graph, position[before], codes[before], settings.bt)
+        figures["stability"] = float(stats.spearmanr(_item_vector(graph, previous), _item_vector(graph, theta))[0])
+    return _Assessment(theta, sigma, figures)
+
+
+def _choose(
+    graph: ComparisonGraph,
+    is_judged: np.ndarray,
+    assessed: _Assessment | None,
+    size: int,
+    settings: AdaptiveSettings,
+    rng: np.random.Generator,
+) -> list[int]:
+    """The pairs of the next round: random, round 0's cover, or by information gain."""
+    if settings.selection == "random":
+        return rng.permutation(np.flatnonzero(~is_judged))[:size].tolist()
+    if assessed is None:
+        return _cover_round(graph, size, settings.cover, rng)
+    return _information_round(graph, is_judged, assessed.theta, assessed.sigma, size, rng)
 
 
 def plan_round(
@@ -310,29 +414,20 @@ def plan_round(
     rng = np.random.default_rng([settings.seed, next_round])
     budget_left = math.floor(settings.max_share * total + 1e-9) - int(is_judged.sum())
     open_left = int((~is_judged).sum())
-    state = {"stability": math.nan, "interval_width": math.nan}
     with threadpool_limits(limits=1, user_api="blas"):
-        if next_round > 0:
-            theta, counts = _strengths(graph, position, codes, settings.bt)
-            sigma = posterior_covariance(theta, counts, settings.prior_precision)
-            sd = np.sqrt(np.diagonal(sigma, axis1=1, axis2=2))
-            state["interval_width"] = float(np.mean(2 * _Z95 * _item_vector(graph, sd)))
-            if next_round >= 2:
-                before = rounds < next_round - 1
-                previous, _ = _strengths(graph, position[before], codes[before], settings.bt)
-                rho = stats.spearmanr(_item_vector(graph, previous), _item_vector(graph, theta))[0]
-                state["stability"] = float(rho)
-        reason = _stop_reason(state, settings, budget_left, open_left) if next_round >= 2 else ""
+        assessed = _assess(graph, position, rounds, codes, settings, rng) if next_round > 0 else None
+        figures = (
+            assessed.figures
+            if assessed
+            else dict.fromkeys(("stability", "interval_width", "predicted_agreement"), math.nan)
+        )
+        reason = _stop_reason(figures, settings, budget_left, open_left) if next_round >= 2 else ""
         if not reason and (open_left == 0 or budget_left <= 0):
             reason = "exhausted" if open_left == 0 else "budget"
         chosen: list[int] = []
         if not reason:
             size = math.ceil((settings.first_round if next_round == 0 else settings.round_size) * total)
-            size = min(size, budget_left)
-            if next_round == 0:
-                chosen = _cover_round(graph, size, settings.cover, rng)[:budget_left]
-            else:
-                chosen = _information_round(graph, is_judged, theta, sigma, size, rng)
+            chosen = _choose(graph, is_judged, assessed, min(size, budget_left), settings, rng)[:budget_left]
     return RoundPlan(
         round=next_round,
         pair_ids=tuple(graph.pair_ids[chosen].tolist()),
@@ -340,6 +435,5 @@ def plan_round(
         reason=reason,
         judged_pairs=int(is_judged.sum()),
         candidate_pairs=total,
-        stability=state["stability"],
-        interval_width=state["interval_width"],
+        **figures,
     )

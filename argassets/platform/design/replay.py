@@ -4,9 +4,10 @@ Every candidate pair already has its label(s) (an expert study, or a judge that 
 partition). A design reveals them round by round, as if they were being judged; after each round
 the strengths are fitted on what was revealed and compared with the strengths of the full data by
 Spearman's rho (items pooled over groups, strengths centred per group, as Study A compares its
-scores). ``random`` reveals uniformly random pairs in rounds of the same sizes as ``adaptive``
-(:func:`~.adaptive.plan_round`, its stopping rules switched off so the replay sees every round;
-the rank stability each round would have been judged on is recorded beside it).
+scores). Both designs are :func:`~.adaptive.plan_round` with its stopping rules switched off so the
+replay sees every round: ``adaptive`` by information gain, ``random`` with ``selection="random"``
+(uniform rounds of the same sizes); the figures each stopping rule would read are recorded beside
+each round.
 """
 
 from __future__ import annotations
@@ -26,7 +27,15 @@ __all__ = ["DESIGNS", "comparisons_to_target", "full_strengths", "replay_design"
 Design = Literal["random", "adaptive"]
 DESIGNS: tuple[str, ...] = ("random", "adaptive")
 
-TRAJECTORY_COLUMNS = ["round", "judged_pairs", "share", "spearman", "stability", "interval_width"]
+TRAJECTORY_COLUMNS = [
+    "round",
+    "judged_pairs",
+    "share",
+    "spearman",
+    "stability",
+    "interval_width",
+    "predicted_agreement",
+]
 
 
 def full_strengths(candidates: pd.DataFrame, labels: pd.DataFrame, settings: AdaptiveSettings) -> pd.DataFrame:
@@ -40,12 +49,6 @@ def _revealed(labels: pd.DataFrame, rounds: dict[object, int]) -> pd.DataFrame:
     return shown.assign(round=shown["pair_id"].map(rounds).astype(np.int64))
 
 
-def _random_round(pair_ids: np.ndarray, revealed: dict, size: int, rng: np.random.Generator) -> list:
-    hidden = [p for p in pair_ids if p not in revealed]
-    take = rng.permutation(len(hidden))[: min(size, len(hidden))]
-    return [hidden[k] for k in take]
-
-
 def replay_design(
     candidates: pd.DataFrame,
     labels: pd.DataFrame,
@@ -53,11 +56,14 @@ def replay_design(
     settings: AdaptiveSettings,
     target: float,
     full: pd.DataFrame | None = None,
+    beyond: float = 0.0,
 ) -> pd.DataFrame:
     """Reveal ``labels`` (``pair_id``, ``label``) round by round until Spearman's rho with the
-    full-data strengths reaches ``target`` (or everything is revealed).
+    full-data strengths reaches ``target`` and ``beyond`` more of the pool is revealed (or
+    everything is).
 
-    Returns :data:`TRAJECTORY_COLUMNS`, one row per round after it was revealed.
+    Returns :data:`TRAJECTORY_COLUMNS`, one row per round after it was revealed; the stopping
+    figures of a row are those :func:`plan_round` computes on that state.
     """
     if design not in DESIGNS:
         raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
@@ -65,28 +71,26 @@ def replay_design(
     if unknown:
         raise ValueError(f"labels for pair {sorted(map(str, unknown))[0]!r}, which is not a candidate")
     full = full_strengths(candidates, labels, settings) if full is None else full
-    open_settings = dataclasses.replace(settings, stability=None, interval_width=None)
-    pair_ids = candidates["pair_id"].to_numpy()
-    total = len(pair_ids)
-    rng = np.random.default_rng([settings.seed, 7])
+    selection = "information" if design == "adaptive" else "random"
+    open_settings = dataclasses.replace(
+        settings, selection=selection, stability=None, interval_width=None, agreement=None
+    )
+    total = len(candidates)
     revealed: dict[object, int] = {}
-    rows = []
-    for round_index in range(total + 1):
-        shown = _revealed(labels, revealed)
-        plan = plan_round(candidates, shown, open_settings)
-        if design == "adaptive":
-            chosen = list(plan.pair_ids)
-        else:
-            share = settings.first_round if round_index == 0 else settings.round_size
-            chosen = _random_round(pair_ids, revealed, math.ceil(share * total), rng)
-        if not chosen:
+    rows: list[list] = []
+    reached: float | None = None
+    while True:
+        plan = plan_round(candidates, _revealed(labels, revealed), open_settings)
+        if rows:
+            rows[-1][4:] = [plan.stability, plan.interval_width, plan.predicted_agreement]
+        if not plan.pair_ids or (reached is not None and len(revealed) / total >= reached + beyond):
             break
-        revealed.update({p: round_index for p in chosen})
+        revealed.update({p: plan.round for p in plan.pair_ids})
         scores = round_scores(candidates, _revealed(labels, revealed), settings)
         rho = float(stats.spearmanr(scores["strength"], full["strength"])[0])
-        rows.append((round_index, len(revealed), len(revealed) / total, rho, plan.stability, plan.interval_width))
-        if rho >= target:
-            break
+        rows.append([plan.round, len(revealed), len(revealed) / total, rho, math.nan, math.nan, math.nan])
+        if reached is None and rho >= target:
+            reached = len(revealed) / total
     return pd.DataFrame(rows, columns=TRAJECTORY_COLUMNS)
 
 
