@@ -16,10 +16,11 @@ from argassets.platform.study import studies
 #: How many levels above an unpartitioned report an in-progress run still holds it back.
 UPSTREAM_DEPTH = 6
 #: Assets of these kinds are never materialised automatically (run them from the UI or the CLI):
-#: the Neo4j export writes to an external system that may not be configured. (Sentence embeddings
-#: were here too; they are read from the embedding cache shared by every home, so only texts no
-#: home embedded before cost CPU time, and run-default and the automation build them.)
-MANUAL_KINDS: frozenset[str] = frozenset({"neo4j"})
+#: the Neo4j export writes to an external system that may not be configured, and a study design is
+#: drawn once and fielded (a redraw would replace a study in the field). (Sentence embeddings were
+#: here too; they are read from the embedding cache shared by every home, so only texts no home
+#: embedded before cost CPU time, and run-default and the automation build them.)
+MANUAL_KINDS: frozenset[str] = frozenset({"neo4j", "study_design"})
 
 K = TypeVar("K", bound=Hashable)
 

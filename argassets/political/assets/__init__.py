@@ -1,4 +1,5 @@
-"""Assets: Study B, political positions of arguments (prompts, predictions, stats, ensembles, validation, annotators, KB analysis, retrieval)."""
+"""Assets: Study B, political positions of arguments (prompts, predictions, stats, ensembles, validation,
+annotators, KB analysis, retrieval, study design)."""
 
 from argassets.political.assets import (
     annotators,
@@ -9,6 +10,7 @@ from argassets.political.assets import (
     prompts,
     results_page,
     retrieval,
+    study_design,
     validation,
 )
 
@@ -22,4 +24,5 @@ ASSET_MODULES = [
     results_page,
     kb_analysis,
     retrieval,
+    study_design,
 ]
