@@ -4,7 +4,6 @@ without a cache identity."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,6 +35,7 @@ from argassets.platform.resources.judges import JudgeResource, JudgmentCacheReso
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
+from argassets.platform.storage.reader_file import copy_warehouse
 from tests.model_partitions import add_partitions
 from tests.platform.toy_engine import ToyEntry, ToyJudge
 from tests.sample_fixtures import UPSTREAM
@@ -79,7 +79,7 @@ def test_the_toy_engine_is_registered_with_what_it_says_about_itself() -> None:
 
 def test_the_toy_engine_judges_a_partition_and_keeps_its_cache_identity(tmp_path: Path, upstream_db: Path) -> None:
     database = tmp_path / "argassets.duckdb"
-    shutil.copy(upstream_db, database)
+    copy_warehouse(upstream_db, database)
     first = _materialize(tmp_path, database, _toy_registry('answer = "B"\n'))
     assert first["backend"] == "toy" and first["is_baseline"] is False
     assert first["completions_sent"] == ITEMS and first["completions_from_cache"] == 0
