@@ -8,6 +8,7 @@ import dagster as dg
 import pandas as pd
 
 from argassets.argument_quality.assets import ASSET_MODULES
+from argassets.argument_quality.exports import EXPORT
 from argassets.argument_quality.judgments import (
     AQ_DEFAULT_SAMPLING,
     JUDGING_INPUTS,
@@ -50,6 +51,7 @@ STUDY = StudyDefinition(
     ),
     asset_modules=ASSET_MODULES,
     check_modules=CHECK_MODULES,
+    export=EXPORT,  # argassets export eee | hf (docs/exports.md)
     # Without the published data the corpus comes from the Zenodo release or the embedded sample.
     needs_published_data=False,
     resources=lambda: {"webis_source": WebisSourceResource()},

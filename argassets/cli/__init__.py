@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     for study in known:
         if study.commands is not None:
             study.commands(sub, known)  # e.g. Study B's retrieve, debate, persona (docs/retrieval.md)
+    from argassets.cli.export import add_commands as add_export_commands
+
+    add_export_commands(sub, known)  # export eee | hf, open (docs/exports.md)
     return parser
 
 

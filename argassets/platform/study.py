@@ -21,6 +21,7 @@ from argassets.platform.judging.interface import CachedCompletion, ChatRequest, 
 
 if TYPE_CHECKING:
     from argassets.platform.registry.entries import ModelEntry
+    from argassets.platform.reporting.exports.studies import StudyExport
 
 S = TypeVar("S", bound="StudyScope")
 #: The tables a study's judging reads, by asset name (``StudyDefinition.inputs``).
@@ -149,6 +150,8 @@ class StudyDefinition:
     #: ``(subcommands, studies)``: adds the study's own ``argassets`` commands (``sub.add_parser``);
     #: ``studies`` are the code location's (what a command validates the registry against).
     commands: Callable[[Any, Studies], None] | None = None
+    #: What ``argassets export`` writes of the study (its ``exports.py``); ``None``: nothing to export.
+    export: StudyExport | None = None
 
     def __post_init__(self) -> None:
         if self.scope_model.study != self.name:

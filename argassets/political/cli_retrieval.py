@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from argassets.platform.operations import remedies
 from argassets.platform.study import Studies
 from argassets.political.neo4j_export import RELATIONSHIP_TYPES
 from argassets.political.retrieval.api import Retriever, debate, persona
@@ -75,10 +76,7 @@ def _embedded_store() -> tuple[Any, str]:
     frames = {name: read_stored_table(name) for name in (*TABLES, *STATS_TABLES)}
     missing = [name for name in TABLES if frames[name] is None]
     if missing:
-        raise CommandError(
-            f"the embedded store lacks {', '.join(missing)}: run `argassets run-default` "
-            "(or materialise political_argument_embeddings)"
-        )
+        raise CommandError(remedies.missing(f"the embedded store lacks {', '.join(missing)}"))
     positions = positions_table([frames[name] for name in STATS_TABLES])
     store = EmbeddedStore.from_tables(
         frames["political_kb_arguments"],

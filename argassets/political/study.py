@@ -9,6 +9,7 @@ import pandas as pd
 from argassets.platform.study import ImportKeys, JudgedElsewhere, RequestSet, StudyDefinition
 from argassets.political.assets import ASSET_MODULES
 from argassets.political.cli_retrieval import add_commands
+from argassets.political.exports import EXPORT
 from argassets.political.predictions import (
     JUDGING_INPUTS,
     PROTOCOL_SAMPLING,
@@ -46,6 +47,7 @@ STUDY = StudyDefinition(
     import_keys=ImportKeys(columns=("argument_id",)),
     asset_modules=ASSET_MODULES,
     check_modules=CHECK_MODULES,
+    export=EXPORT,  # argassets export eee | hf (docs/exports.md)
     # QT30 and the human studies have no embedded sample.
     needs_published_data=True,
     resources=neo4j_resources,

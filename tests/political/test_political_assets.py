@@ -339,6 +339,8 @@ def test_definitions_hold_the_political_assets_and_checks():
         "political_ensembles": "aggregation",
         "political_pointwise_validation": "reports",
         "political_pairwise_validation": "reports",
+        "political_pointwise_comparisons": "reports",
+        "political_pairwise_comparisons": "reports",
         "political_human_agreement": "reports",
         "political_pairwise_connections": "reports",
         "political_results_page": "reports",

@@ -1,4 +1,4 @@
-"""Study A's assets, by stage: corpora, prompts, aggregation, reports (length bias among them).
+"""Study A's assets, by stage: corpora, prompts, aggregation, reports (length bias among them), study design.
 
 The judgments (``aq_judgments``) are built by the platform from the study's declaration (``study.py``).
 """
@@ -10,6 +10,7 @@ from argassets.argument_quality.assets import (
     prompts,
     reports,
     results_page,
+    study_design,
 )
 
-ASSET_MODULES = [corpora, prompts, aggregation, reports, length_bias, results_page]
+ASSET_MODULES = [corpora, prompts, aggregation, reports, length_bias, results_page, study_design]

@@ -16,9 +16,11 @@ from argassets.platform.study import Studies
 #: How many levels above an unpartitioned report an in-progress run still holds it back.
 UPSTREAM_DEPTH = 6
 #: Assets of these kinds are never materialised automatically (run them from the UI or the CLI):
-#: the Neo4j export writes to an external system that may not be configured, and sentence
-#: embeddings of the whole knowledge base take many CPU minutes that a refresh must not spend.
-MANUAL_KINDS: frozenset[str] = frozenset({"neo4j", "sentence_transformers"})
+#: the Neo4j export writes to an external system that may not be configured, and a study design is
+#: drawn once and fielded (a redraw would replace a study in the field). (Sentence embeddings were
+#: here too; they are read from the embedding cache shared by every home, so only texts no home
+#: embedded before cost CPU time, and run-default and the automation build them.)
+MANUAL_KINDS: frozenset[str] = frozenset({"neo4j", "study_design"})
 
 K = TypeVar("K", bound=Hashable)
 

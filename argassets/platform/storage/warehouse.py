@@ -15,6 +15,7 @@ from typing import Any
 
 import duckdb
 
+from argassets.platform.operations.remedies import missing
 from argassets.platform.paths import resolve_duckdb_path
 from argassets.platform.storage.table_health import Damage, find_damage
 from argassets.platform.storage.table_store import DATA_FILE, TABLES_ENV_VAR, ParquetTableStore
@@ -255,7 +256,7 @@ def connect(location: str | os.PathLike[str] | None = None, *, verify: bool = Tr
     root = Path(location or tables_location())
     if "://" in str(location or "") or not root.is_dir():
         raise FileNotFoundError(
-            f"no published tables in {root}: materialise something first, or set {TABLES_ENV_VAR} to a local folder"
+            missing(f"no published tables in {root}") + f", or set {TABLES_ENV_VAR} to a local folder that holds them"
         )
     root = root.resolve()
     connection, spill = _guarded(root)

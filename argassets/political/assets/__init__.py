@@ -1,4 +1,5 @@
-"""Assets: Study B, political positions of arguments (prompts, stats, ensembles, validation, annotators, KB analysis, retrieval).
+"""Assets: Study B, political positions of arguments (prompts, stats, ensembles, validation, annotators, KB analysis,
+retrieval, study design).
 
 The predictions (``political_predictions``) are built by the platform from the study's declaration (``study.py``).
 """
@@ -11,7 +12,18 @@ from argassets.political.assets import (
     prompts,
     results_page,
     retrieval,
+    study_design,
     validation,
 )
 
-ASSET_MODULES = [knowledge_base, prompts, ensembles, validation, annotators, results_page, kb_analysis, retrieval]
+ASSET_MODULES = [
+    knowledge_base,
+    prompts,
+    ensembles,
+    validation,
+    annotators,
+    results_page,
+    kb_analysis,
+    retrieval,
+    study_design,
+]

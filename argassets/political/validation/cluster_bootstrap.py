@@ -1,8 +1,8 @@
 """Cluster-resampled BCa intervals of ratios of sums, with ``scipy.stats.bootstrap``.
 
-Stand-in for the shared interval core (``argassets.platform.stats``, issue 29, items 1-2) until it
-reaches main: the intent is the same (resample the clusters, BCa where defined), and everything
-that calls it goes through :func:`ratio_intervals`, so the switch is one import.
+Beside the shared core (``argassets.platform.stats``, one cluster level per row), this one also
+resamples rows that belong to two clusters at once (a pair of arguments); the rules are the same
+(resample clusters, BCa where defined), and every caller goes through :func:`ratio_intervals`.
 
 A figure here is a ratio of sums over rows, ``sum(value) / sum(present)`` (a mean over the rows an
 output uses). A row belongs to one cluster (an argument, a debate) or to two (a pair of arguments:
