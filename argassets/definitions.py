@@ -1,26 +1,34 @@
-"""The single place that assembles the code location."""
+"""The single place that assembles the code location: every study's definitions, merged with the platform's."""
 
 import dagster as dg
 
-from argassets.catalog import ASSET_MODULES, CHECK_MODULES
-from argassets.platform.operations.automation import with_automation
 from argassets.platform.operations.run_recovery import recover_at_load
+from argassets.platform.operations.study_definitions import study_definitions
+from argassets.platform.study import Studies
+from argassets.studies import code_location_studies
 from resources.build import build_resources
-from sensors import JOBS, SCHEDULES, SENSORS
+from sensors import SCHEDULES, code_location_sensors
+from sensors.layout import code_location_layout
 from sensors.settings import run_executor
+
+
+def build_definitions(studies: Studies) -> dg.Definitions:
+    """Each study's assets, checks, job and resources (built from its declaration), merged with the
+    platform's resources, the sensors and schedules, and the executor."""
+    resources = build_resources(studies)
+    platform = dg.Definitions(
+        resources=resources,
+        sensors=code_location_sensors(code_location_layout(studies)),
+        schedules=SCHEDULES,
+        # Dagster's default executor; ARGASSETS_EXECUTOR=in_process makes in-process steps its default mode.
+        executor=run_executor(),
+    )
+    registry = resources["registry"]
+    return dg.Definitions.merge(*(study_definitions(study, registry.load) for study in studies), platform)
+
 
 # Any process loading the code location (dagster asset materialize, dagster dev, a run worker) first
 # fails runs SIGKILLed earlier on this machine and frees their pool slots.
 recover_at_load()
 
-defs = dg.Definitions(
-    # Declarative automation of everything downstream of the judged partitions (argassets/platform/operations/automation.py).
-    assets=with_automation(dg.load_assets_from_modules(ASSET_MODULES)),
-    asset_checks=dg.load_asset_checks_from_modules(CHECK_MODULES + ASSET_MODULES),
-    resources=build_resources(),
-    sensors=SENSORS,
-    schedules=SCHEDULES,
-    jobs=JOBS,
-    # Dagster's default executor; ARGASSETS_EXECUTOR=in_process makes in-process steps its default mode.
-    executor=run_executor(),
-)
+defs = build_definitions(code_location_studies())

@@ -8,7 +8,9 @@ tags that the same function gives for the run's partition and study, and keeps e
 already has, so the ``gpu`` run limit holds for UI runs too.
 
 The webserver and the daemon create the instance, and so import this module, without loading the
-code location: it imports the sensors and the asset layout only when a run is submitted.
+code location: it imports the studies and the asset layout only when a run is submitted. It needs
+the code location's studies and layout, so it sits above the sensors in the layers (pyproject's
+import contracts), with ``argassets/definitions.py``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from collections.abc import Callable, Collection, Mapping
 import dagster as dg
 from dagster._core.run_coordinator import QueuedRunCoordinator, SubmitRunContext
 
-from argassets.platform.registry.entries import RegistryError, load_registry
+from argassets.platform.registry.entries import RegistryError
 from argassets.platform.registry.model_entry import ModelEntry
 
 PARTITION_TAG = "dagster/partition"
@@ -26,9 +28,11 @@ PARTITION_TAG = "dagster/partition"
 
 def registry_entry(name: str) -> ModelEntry | None:
     """The registry's entry ``name``; None when the registry has none (or cannot be read)."""
+    from argassets.studies import load_registry
+
     try:
         return load_registry().get(name)
-    except (RegistryError, KeyError):
+    except (RegistryError, KeyError, ValueError):
         return None
 
 

@@ -39,9 +39,12 @@ def run_phase(phase: str, partition: str) -> dict:
     """Run one phase in this process and return its measurements."""
     import dagster as dg
 
-    from argassets.argument_quality.assets import corpora, judgments, prompts
+    from argassets.argument_quality.assets import corpora, prompts
+    from argassets.argument_quality.study import STUDY
     from argassets.platform.judging.engines import baselines
+    from argassets.platform.judging.study_asset import judging_asset
     from argassets.platform.registry.partitions import study_partitions
+    from argassets.studies import code_location_studies
     from resources.build import build_resources
 
     sent = {"completions": 0, "calls": 0}
@@ -60,16 +63,17 @@ def run_phase(phase: str, partition: str) -> dict:
     for definition in ("judge_models", study_partitions("argument_quality").name):
         if partition not in instance.get_dynamic_partitions(definition):
             instance.add_dynamic_partitions(definition, [partition])
+    resources = {**build_resources(code_location_studies()), **STUDY.resources()}
     started = time.perf_counter()
     if phase == "upstream":
-        result = dg.materialize(upstream, resources=build_resources(), instance=instance)
+        result = dg.materialize(upstream, resources=resources, instance=instance)
         rows = result.asset_materializations_for_node("aq_prompts")[0].metadata["dagster/row_count"].value
         meta = {"aq_prompts_rows": rows}
     else:
         result = dg.materialize(
-            [judgments.aq_judgments, *upstream],
-            selection=dg.AssetSelection.assets(judgments.aq_judgments),
-            resources=build_resources(),
+            [judging_asset(STUDY), *upstream],
+            selection=dg.AssetSelection.assets(judging_asset(STUDY)),
+            resources=resources,
             instance=instance,
             partition_key=partition,
         )

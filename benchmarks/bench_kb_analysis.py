@@ -32,7 +32,6 @@ import numpy as np
 import pandas as pd
 
 from argassets.platform.paths import resolve_data_dir
-from argassets.platform.registry.entries import load_registry
 from argassets.political import aif, aspic
 from argassets.political import episodes as aif_episodes
 from argassets.political import knowledge_base as kb_graph
@@ -48,6 +47,7 @@ from argassets.political.published_index import (
 )
 from argassets.political.structure import acceptability, ambiguity, debates, distance, facets, positions
 from argassets.political.structure.intervals import cluster_weights, grouped_means
+from argassets.studies import load_registry
 
 TARGET_S = 30.0
 

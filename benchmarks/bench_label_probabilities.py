@@ -46,8 +46,8 @@ def main() -> None:
     from argassets.platform.judging.partition import probe_sampling, runs_from_probabilities
     from argassets.platform.pairwise.labels import LABELS
     from argassets.platform.paths import resolve_data_dir
-    from argassets.platform.registry.entries import load_registry
     from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
+    from argassets.studies import load_registry
 
     data_dir = resolve_data_dir()
     if data_dir is None:

@@ -37,14 +37,14 @@ def main() -> int:
 
     from argassets.definitions import defs
     from argassets.platform.operations.automation import operations_layout
-    from argassets.platform.registry.entries import load_registry
+    from argassets.studies import load_registry
     from sensors.registry_sensor import model_registry_sensor
     from sensors.schedules import nightly_refresh_schedule
 
     results: dict[str, object] = {"registry_entries": len(load_registry().models)}
     graph = defs.resolve_asset_graph()
     results["assets"] = len(list(graph.get_all_asset_keys()))
-    results["layout_s"], _ = timed(lambda: operations_layout(graph))
+    results["layout_s"], _ = timed(lambda: operations_layout(graph, load_registry().studies))
     with dg.instance_for_test() as instance:
         first_s, first = timed(
             lambda: model_registry_sensor(dg.build_sensor_context(instance=instance, definitions=defs)), repeat=3

@@ -38,7 +38,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from argassets.platform.paths import resolve_data_dir  # noqa: E402
-from argassets.platform.registry.entries import load_registry  # noqa: E402
 from argassets.platform.release_manifest import check_node_ids  # noqa: E402
 from argassets.political import aif  # noqa: E402
 from argassets.political import episodes as aif_episodes  # noqa: E402
@@ -70,6 +69,7 @@ from argassets.political.published_index import (  # noqa: E402
     build_published_index,
     read_released_prompts,
 )
+from argassets.studies import load_registry  # noqa: E402
 from benchmarks.neo4j_server import neo4j_server  # noqa: E402
 
 

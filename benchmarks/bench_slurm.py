@@ -121,7 +121,7 @@ def timed(env: dict[str, str], *args: str) -> tuple[float, str]:
 
 def vllm_estimate_error(work: Path, pg: TemporaryPostgres) -> dict[str, float]:
     """Estimated against measured judging time of the vLLM CPU entry on its pilot scope."""
-    from argassets.platform.registry.entries import load_registry
+    from argassets.studies import load_registry
 
     entry_text = (ROOT / "data" / "models.toml").read_text(encoding="utf-8")
     block = re.search(r'\[\[models\]\]\nname = "smollm2-135m-vllm"\n.*?(?=\n\[\[models\]\]|\Z)', entry_text, re.S)

@@ -30,6 +30,7 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,7 @@ N_RUNS = 3
 
 
 def _registry_text(n_prompts: int) -> str:
-    from argassets.platform.registry.entries import load_registry
+    from argassets.studies import load_registry
 
     scope = f'scope = {{ topics = [1], dimensions = ["logic"], strategies = ["zero"], max_comparisons = {n_prompts} }}'
     vllm_entry = load_registry().get("smollm2-135m-vllm")
@@ -73,19 +74,22 @@ def main() -> None:
     import duckdb
     import vllm
 
-    from argassets.argument_quality.assets import corpora, judgments, prompts
+    from argassets.argument_quality.assets import corpora, prompts
     from argassets.argument_quality.resources import WebisSourceResource
+    from argassets.argument_quality.study import STUDY
     from argassets.platform.judging.engines import build_judge
     from argassets.platform.judging.engines.vllm_backend import VLLMJudge, request_seed
+    from argassets.platform.judging.study_asset import judging_asset
     from argassets.platform.pairwise.labels import LABELS
     from argassets.platform.paths import resolve_data_dir
-    from argassets.platform.registry.entries import load_registry
     from argassets.platform.registry.model_entry import ModelEntry
     from argassets.platform.registry.partitions import study_partitions
     from argassets.platform.resources.data import PublishedDataResource
     from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
     from argassets.platform.resources.registry import ModelRegistryResource
     from argassets.platform.resources.storage import duckdb_io_manager
+    from argassets.platform.study import ImportKeys
+    from argassets.studies import code_location_studies, load_registry
 
     data_dir = resolve_data_dir()
     if data_dir is None:
@@ -104,8 +108,8 @@ def main() -> None:
     engine_start_s = time.perf_counter() - started
 
     class SharedEngine(JudgeResource):
-        def build(self, entry: ModelEntry) -> Any:
-            judge = super().build(entry)
+        def build(self, entry: ModelEntry, import_keys: Sequence[ImportKeys] = ()) -> Any:
+            judge = super().build(entry, import_keys)
             if isinstance(judge, VLLMJudge):
                 return VLLMJudge(judge.engine, llm=llm, gguf=judge.gguf)
             return judge
@@ -114,7 +118,7 @@ def main() -> None:
         "io_manager": duckdb_io_manager(str(database)),
         "data": PublishedDataResource(data_dir=str(data_dir)),
         "webis_source": WebisSourceResource(url=""),
-        "registry": ModelRegistryResource(path=str(registry_path)),
+        "registry": ModelRegistryResource(path=str(registry_path), studies=code_location_studies()),
         "judge": SharedEngine(llama_threads=judge_threads),
         "judgment_cache": JudgmentCacheResource(path=str(work / "cache.sqlite")),
     }
@@ -165,8 +169,8 @@ def main() -> None:
         def materialise(partition: str) -> dict[str, Any]:
             started = time.perf_counter()
             result = dg.materialize(
-                [*upstream, judgments.aq_judgments],
-                selection=dg.AssetSelection.assets(judgments.aq_judgments),
+                [*upstream, judging_asset(STUDY)],
+                selection=dg.AssetSelection.assets(judging_asset(STUDY)),
                 resources=resources,
                 instance=instance,
                 partition_key=partition,

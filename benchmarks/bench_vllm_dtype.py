@@ -94,7 +94,7 @@ def judge_with(dtype: str, prompts: list[tuple[str, str, str]], repeats: int) ->
     from argassets.platform.judging.engines import build_judge
     from argassets.platform.judging.engines.vllm_backend import VLLMJudge, request_seed
     from argassets.platform.pairwise.labels import LABELS
-    from argassets.platform.registry.entries import load_registry
+    from argassets.studies import load_registry
 
     entry = load_registry().get("smollm2-135m-vllm").model_copy(update={"dtype": dtype})
     judge = build_judge(entry)

@@ -29,8 +29,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from argassets.platform.judging.engines.vllm_engine import VLLMEntry  # noqa: E402
-from argassets.platform.registry.entries import ModelRegistry, load_registry  # noqa: E402
+from argassets.platform.registry.entries import ModelRegistry  # noqa: E402
 from argassets.platform.registry.model_entry import ModelEntry  # noqa: E402
+from argassets.studies import load_registry  # noqa: E402
 
 K8S_DIR = ROOT / "deploy" / "k8s"
 FLEET_DIR = ROOT / "deploy" / "vllm-fleet"

@@ -1,4 +1,4 @@
-"""Every resource of the code location, keyed as assets ask for them: the platform's, then each study's."""
+"""The platform's resources of the code location, keyed as assets ask for them (each study adds its own)."""
 
 from __future__ import annotations
 
@@ -8,19 +8,14 @@ from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import judge_resources
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import table_io_manager
-from argassets.platform.study import studies
+from argassets.platform.study import Studies
 
 
-def build_resources() -> dict[str, Any]:
-    built: dict[str, Any] = {
+def build_resources(studies: Studies) -> dict[str, Any]:
+    """Table storage, published data, the registry (validated against ``studies``), judges and the cache."""
+    return {
         "io_manager": table_io_manager(),
         "data": PublishedDataResource(),
-        "registry": ModelRegistryResource(),
+        "registry": ModelRegistryResource(studies=studies),
         **judge_resources(),
     }
-    for study in studies():
-        for key, resource in study.resources().items():
-            if key in built:
-                raise ValueError(f"study '{study.name}' defines resource '{key}', which is already defined")
-            built[key] = resource
-    return built

@@ -49,7 +49,7 @@ from argassets.platform.registry.diff import (
     merge_pending,
     plan_registry_work,
 )
-from argassets.platform.registry.entries import ModelRegistry, RegistryError, load_registry
+from argassets.platform.registry.entries import ModelRegistry, RegistryError
 from argassets.platform.registry.model_entry import engine_names, engine_type, is_valid_partition_key
 from argassets.platform.registry.partitions import (
     JUDGE_MODELS,
@@ -57,6 +57,7 @@ from argassets.platform.registry.partitions import (
     study_partitions_name,
     study_partitions_requests,
 )
+from argassets.studies import load_registry
 from sensors.settings import IMPLICIT_ASSET_JOB, sensor_status
 
 RUN_BACKENDS_ENV_VAR = "ARGASSETS_RUN_BACKENDS"
@@ -282,7 +283,7 @@ def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | 
 
     instance = context.instance
     assert context.repository_def is not None, "the sensor runs inside a code location"
-    layout = operations_layout(context.repository_def.asset_graph)
+    layout = operations_layout(context.repository_def.asset_graph, registry.studies)
     state = RegistryState.of(registry, previous.state)
     diff = diff_states(previous.state, state)
     materialized = {study: instance.get_materialized_partitions(key) for study, key in layout.roots.items()}

@@ -23,8 +23,9 @@ import dagster as dg
 
 from argassets.platform.operations.automation import OperationsLayout, operations_layout, report_groups, stale_keys
 from argassets.platform.operations.run_tags import MODEL_TAG, REPORTS_TAG, STUDY_TAG, run_tags_for_entry
-from argassets.platform.registry.entries import RegistryError, load_registry
+from argassets.platform.registry.entries import RegistryError
 from argassets.platform.registry.partitions import JUDGE_MODELS
+from argassets.studies import load_registry
 from sensors.registry_sensor import runnable_backends
 from sensors.settings import IMPLICIT_ASSET_JOB, schedule_status
 
@@ -190,7 +191,7 @@ def evaluate_nightly(context: dg.ScheduleEvaluationContext) -> list[dg.RunReques
         backends = runnable_backends()
     except (RegistryError, ValueError) as exc:
         return dg.SkipReason(f"nightly refresh skipped: {exc}")
-    layout = operations_layout(context.repository_def.asset_graph)
+    layout = operations_layout(context.repository_def.asset_graph, registry.studies)
     instance = context.instance
     existing = set(instance.get_dynamic_partitions(JUDGE_MODELS))
     partitions = [name for name in registry.names if name in existing]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from argassets.platform.registry.entries import ModelRegistry, load_registry
+from argassets.platform.registry.entries import ModelRegistry
 from argassets.political.model_stats import model_stats
 from argassets.political.prompts import render_prompts
 from argassets.political.published import published_predictions_file, published_tsv_to_predictions, read_published_tsv
@@ -23,6 +23,7 @@ from argassets.political.published_index import (
     build_published_index,
     read_released_prompts,
 )
+from argassets.studies import load_registry
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from argassets.platform.registry.entries import ModelRegistry, parse_registry
+from argassets.platform.registry.entries import ModelRegistry
+from argassets.studies import parse_registry
 
 DIMENSIONS = ["overall", "logic", "rhetoric", "dialectic"]
 

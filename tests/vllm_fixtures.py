@@ -9,16 +9,17 @@ which builds the registry's judge as usual and hands it the running engine.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 
 from argassets.platform.judging.engines import build_judge
 from argassets.platform.judging.engines.vllm_backend import VLLMJudge
-from argassets.platform.registry.entries import load_registry
 from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.judges import JudgeResource
+from argassets.platform.study import ImportKeys
+from argassets.studies import load_registry
 
 #: The registry entry whose engine the tests share.
 ENTRY = "smollm2-135m-vllm"
@@ -32,8 +33,8 @@ class SharedEngineJudgeResource(JudgeResource):
     judges with an engine other than the one its registry entry describes.
     """
 
-    def build(self, entry: ModelEntry) -> Any:
-        judge = super().build(entry)
+    def build(self, entry: ModelEntry, import_keys: Sequence[ImportKeys] = ()) -> Any:
+        judge = super().build(entry, import_keys)
         if not isinstance(judge, VLLMJudge):
             return judge
         shared = _ENGINE.get("judge")

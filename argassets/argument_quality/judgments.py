@@ -1,8 +1,13 @@
-"""Study A judgments: which prompts a judge answers, the requests it gets, and the tidy result table."""
+"""Study A judgments: which prompts a judge answers, the requests it gets, and the tidy result table.
+
+What the study declares for its judging asset (``aq_judgments``, built by the platform): the
+requests of an entry (:func:`judging_requests`), the table's own columns (:func:`judgment_table`;
+the platform adds the provenance columns) and its label counts (:func:`label_summary_markdown`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -14,14 +19,19 @@ from argassets.platform.judging.interface import PROVENANCE_COLUMNS, CachedCompl
 from argassets.platform.judging.label_probabilities import label_distribution
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.registry.model_entry import ModelEntry
+from argassets.platform.reporting.presentation import markdown_table
+from argassets.platform.study import Inputs, RequestSet
 
 __all__ = [
     "AQ_JUDGMENT_COLUMNS",
+    "AQ_ROW_COLUMNS",
+    "JUDGING_INPUTS",
     "LABEL_PROBABILITY_COLUMNS",
     "N_RUNS",
-    "aq_sampling",
     "build_requests",
+    "judging_requests",
     "judgment_table",
+    "label_summary_markdown",
     "orders_for",
     "scope_prompts",
 ]
@@ -33,7 +43,11 @@ N_RUNS = 3
 #: ``logprobs`` 20 keeps the label probabilities (OpenAI's ``top_logprobs`` allows at most 20).
 AQ_DEFAULT_SAMPLING = SamplingParams(temperature=1.0, top_p=1.0, seed=None, max_tokens=16, logprobs=20)
 
-AQ_JUDGMENT_COLUMNS: tuple[str, ...] = (
+#: The tables ``aq_judgments`` reads.
+JUDGING_INPUTS = ("aq_prompts", "webis_expert_comparisons", "webis_arguments")
+
+#: The study's own columns of ``aq_judgments``; the platform adds the provenance columns after them.
+AQ_ROW_COLUMNS: tuple[str, ...] = (
     "judge_model",
     "comparison_id",
     "dimension",
@@ -49,18 +63,11 @@ AQ_JUDGMENT_COLUMNS: tuple[str, ...] = (
     "p_b",
     "p_tie",
     "label_mass",
-) + PROVENANCE_COLUMNS
+)
+AQ_JUDGMENT_COLUMNS: tuple[str, ...] = AQ_ROW_COLUMNS + PROVENANCE_COLUMNS
 #: The label-probability columns: P(A), P(B), P(Tie) in the comparison's orientation, renormalised
 #: over the labels, and their raw mass; null where the backend gave no log-probabilities.
 LABEL_PROBABILITY_COLUMNS: tuple[str, ...] = ("p_a", "p_b", "p_tie", "label_mass")
-
-
-def aq_sampling(entry: ModelEntry) -> SamplingParams:
-    """Sampling of a judge in Study A: protocol defaults overridden by the registry entry.
-
-    The base seed is ``sampling.seed`` when set, else the entry's ``seed``.
-    """
-    return entry.sampling_for(AQ_DEFAULT_SAMPLING)
 
 
 def orders_for(entry: ModelEntry) -> tuple[str, ...]:
@@ -155,29 +162,48 @@ def build_requests(
     return requests, items
 
 
+def judging_requests(entry: ModelEntry, scope: ArgumentQualityScope, inputs: Inputs) -> RequestSet:
+    """What ``aq_judgments`` asks ``entry``: every in-scope prompt in each of its orders."""
+    orders = orders_for(entry)
+    prompts = scope_prompts(inputs["aq_prompts"], scope)
+    requests, items = build_requests(prompts, inputs["webis_expert_comparisons"], inputs["webis_arguments"], orders)
+    return RequestSet(
+        requests,
+        items=items,
+        summary=f"{len(prompts)} prompts, orders {', '.join(orders)}",
+        metadata={"orders": ", ".join(orders), "runs": N_RUNS, "prompts_in_scope": len(prompts)},
+    )
+
+
+def label_summary_markdown(table: pd.DataFrame) -> str:
+    """Label counts (oriented to the comparison) per strategy, dimension and order, as Markdown."""
+    if table.empty:
+        return "_no judgments in this partition_"
+    counts = (
+        table.assign(outcome=table["label"].fillna("invalid"))
+        .groupby(["strategy", "dimension", "order", "outcome"])
+        .size()
+        .unstack(fill_value=0)
+    )
+    outcomes = [c for c in ("A", "B", "Tie", "invalid") if c in counts.columns]
+    summary = counts[outcomes].astype(int)
+    share = summary.get("invalid", pd.Series(0, index=summary.index)) / summary.sum(axis=1)
+    summary = summary.assign(**{"invalid share": share.map("{:.2%}".format)}).reset_index()
+    return markdown_table(summary, max_rows=max(len(summary), 1))
+
+
 #: A verdict seen in the swapped order (``ba``), mapped back to the comparison's orientation.
 _SWAP = {"A": "B", "B": "A", "Tie": "Tie"}
 
 
 def _completions_frame(completions: Sequence[CachedCompletion]) -> pd.DataFrame:
     """One row per completion, with the columns the judgments table takes from it."""
-
-    def column(values: list, dtype: str) -> pd.Series:
-        return pd.Series(values, dtype=dtype)
-
     return pd.DataFrame(
         {
-            "key": column([c.key for c in completions], "object"),
-            "run": column([int(c.run) for c in completions], "int64"),
-            "raw_output": column([c.text for c in completions], "object"),
-            "prompt_sha256": column([c.prompt_sha256 for c in completions], "object"),
-            "seed": column([c.seed for c in completions], "Int64"),
-            "sampling_key": column([c.sampling_key for c in completions], "object"),
-            "latency_s": column([float(c.latency_s) for c in completions], "float64"),
-            "requested_at": column([c.requested_at for c in completions], "object"),
-            "completed_at": column([c.completed_at for c in completions], "object"),
-            "backend": column([c.backend for c in completions], "object"),
-            "answered": column([c.answered for c in completions], "bool"),
+            "key": pd.Series([c.key for c in completions], dtype="object"),
+            "run": pd.Series([int(c.run) for c in completions], dtype="int64"),
+            "raw_output": pd.Series([c.text for c in completions], dtype="object"),
+            "answered": pd.Series([c.answered for c in completions], dtype="bool"),
         }
     ).join(_label_probability_frame(completions))
 
@@ -193,21 +219,14 @@ def _label_probability_frame(completions: Sequence[CachedCompletion]) -> pd.Data
     return pd.DataFrame(values, columns=list(LABEL_PROBABILITY_COLUMNS))
 
 
-def judgment_table(
-    items: pd.DataFrame,
-    completions: Sequence[CachedCompletion],
-    judge_model: str,
-    sampling: SamplingParams,
-    backend: str,
-    is_baseline: bool,
-    scope: str,
-) -> pd.DataFrame:
-    """The ``aq_judgments`` rows of one partition: one per (item, run), labels parsed and oriented.
+def judgment_table(asked: RequestSet, completions: Sequence[CachedCompletion], judge_model: str) -> pd.DataFrame:
+    """Study A's columns of the ``aq_judgments`` rows of one partition: one per (item, run), labels
+    parsed and oriented, in completion order (the platform adds the provenance columns).
 
     Parameters
     ----------
-    items
-        From :func:`build_requests` (one row per request key).
+    asked
+        From :func:`judging_requests` (``items``: one row per request key, from :func:`build_requests`).
     completions
         From :func:`argassets.platform.judging.incremental.judge_incrementally` (one per request key and run).
     """
@@ -215,9 +234,8 @@ def judgment_table(
     for c in completions:
         if c.text not in parsed:
             parsed[c.text] = parse_choice(c.text, LABELS)
-    done = _completions_frame(completions)
-    items = items.astype({"key": object})
-    frame = done.merge(
+    items = asked.items.astype({"key": object})
+    frame = _completions_frame(completions).merge(
         items[["key", "comparison_id", "dimension", "strategy", "topic_id", "order"]],
         on="key",
         how="left",
@@ -240,39 +258,18 @@ def judgment_table(
     frame["p_a"] = np.where(swapped_order, p_b, p_a)
     frame["p_b"] = np.where(swapped_order, p_a, p_b)
     frame.insert(0, "judge_model", judge_model)
-    frame["temperature"] = float(sampling.temperature)
-    frame["top_p"] = float(sampling.top_p)
-    frame["max_tokens"] = int(sampling.max_tokens)
-    frame["is_baseline"] = bool(is_baseline)
-    frame["scope"] = scope
-    return _with_table_types(frame)[list(AQ_JUDGMENT_COLUMNS)]
+    return _with_table_types(frame)[list(AQ_ROW_COLUMNS)]
 
 
 def _with_table_types(frame: pd.DataFrame) -> pd.DataFrame:
-    """The column types of ``aq_judgments`` (nullable seed, UTC times, object text columns)."""
+    """The column types of Study A's own columns of ``aq_judgments`` (object text columns)."""
     frame["judge_model"] = frame["judge_model"].astype(object)
-    for name in ("topic_id", "run", "max_tokens"):
+    for name in ("topic_id", "run"):
         frame[name] = frame[name].astype("int64")
-    frame["seed"] = pd.array(frame["seed"], dtype="Int64")
-    for name in ("latency_s", *LABEL_PROBABILITY_COLUMNS):
+    for name in LABEL_PROBABILITY_COLUMNS:
         frame[name] = frame[name].astype("float64")
     frame["is_valid"] = frame["is_valid"].astype(bool)
-    frame["is_baseline"] = frame["is_baseline"].astype(bool)
-    for name in ("requested_at", "completed_at"):
-        frame[name] = pd.to_datetime(frame[name], utc=True, format="ISO8601")
-    for name in (
-        "comparison_id",
-        "dimension",
-        "strategy",
-        "order",
-        "raw_output",
-        "presented_label",
-        "label",
-        "prompt_sha256",
-        "sampling_key",
-        "backend",
-        "scope",
-    ):
+    for name in ("comparison_id", "dimension", "strategy", "order", "raw_output", "presented_label", "label"):
         frame[name] = frame[name].astype(object)
     return frame
 
@@ -315,10 +312,3 @@ def label_problems(table: pd.DataFrame) -> dict[str, int]:
         "validity_mismatch": int((~valid_matches).sum() + (~presented_matches).sum()),
         "invalid": int((~table["is_valid"]).sum()),
     }
-
-
-def workload(entry: ModelEntry, load: Callable[[str], pd.DataFrame]) -> tuple[list[ChatRequest], int, SamplingParams]:
-    """The requests ``aq_judgments`` sends for ``entry``, its runs and sampling (for estimates)."""
-    prompts = scope_prompts(load("aq_prompts"), ArgumentQualityScope.of(entry))
-    requests, _ = build_requests(prompts, load("webis_expert_comparisons"), load("webis_arguments"), orders_for(entry))
-    return requests, N_RUNS, aq_sampling(entry)

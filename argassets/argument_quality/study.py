@@ -2,24 +2,44 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import dagster as dg
+import pandas as pd
+
 from argassets.argument_quality.assets import ASSET_MODULES
-from argassets.argument_quality.judgments import AQ_DEFAULT_SAMPLING, build_requests, judgment_table, workload
-from argassets.argument_quality.release_facts import WEBIS_RELEASE, WEBIS_TOPIC_IDS
+from argassets.argument_quality.exports import EXPORT
+from argassets.argument_quality.judgments import (
+    AQ_DEFAULT_SAMPLING,
+    JUDGING_INPUTS,
+    N_RUNS,
+    judging_requests,
+    judgment_table,
+    label_summary_markdown,
+)
 from argassets.argument_quality.resources import WebisSourceResource
 from argassets.argument_quality.scope import DIMENSIONS, STRATEGIES, STUDY_NAME, ArgumentQualityScope
-from argassets.platform.study import ImportKeys, StudyDefinition
+from argassets.platform.study import ImportKeys, RequestSet, StudyDefinition
 from asset_checks.argument_quality import CHECK_MODULES
+
+
+def judging_metadata(table: pd.DataFrame, asked: RequestSet) -> dict[str, Any]:
+    """What Study A adds to a judged partition's metadata: its label counts, as Markdown."""
+    return {"labels": dg.MetadataValue.md(label_summary_markdown(table))}
+
 
 STUDY = StudyDefinition(
     name=STUDY_NAME,
     title="Study A: argument quality on Webis-ArgQuality-20 (pairwise A/B/Tie)",
     root_asset="aq_judgments",
-    asset_modules=ASSET_MODULES,
-    check_modules=CHECK_MODULES,
+    root_description="Pairwise verdicts of one judge model on every in-scope Study A prompt, per order and run.",
+    inputs=JUDGING_INPUTS,
+    n_runs=N_RUNS,
     scope_model=ArgumentQualityScope,
     default_sampling=AQ_DEFAULT_SAMPLING,
-    build_requests=build_requests,
+    build_requests=judging_requests,
     build_table=judgment_table,
+    judging_metadata=judging_metadata,
     import_keys=ImportKeys(
         columns=("comparison_id", "dimension", "strategy", "order"),
         allowed={
@@ -29,13 +49,10 @@ STUDY = StudyDefinition(
         },
         defaults={"order": "ab"},
     ),
-    release_facts={
-        "texts": WEBIS_RELEASE.texts,
-        "comparisons_per_dimension": WEBIS_RELEASE.comparisons_per_dimension,
-        "topics": WEBIS_TOPIC_IDS,
-    },
+    asset_modules=ASSET_MODULES,
+    check_modules=CHECK_MODULES,
+    export=EXPORT,  # argassets export eee | hf (docs/exports.md)
     # Without the published data the corpus comes from the Zenodo release or the embedded sample.
     needs_published_data=False,
     resources=lambda: {"webis_source": WebisSourceResource()},
-    workload=workload,
 )

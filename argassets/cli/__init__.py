@@ -32,6 +32,7 @@ import sys
 from collections.abc import Sequence
 
 from argassets.cli import backfill, estimate, materialize, partitions, pools, run_default, runs, slurm, sql, ui
+from argassets.cli.common import studies
 from argassets.cli.environment import environment_epilog
 from argassets.platform.operations.run_engine import OperationError
 from argassets.platform.operations.run_recovery import Stopped
@@ -51,12 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_command(sub)
-    from argassets.political.cli_retrieval import add_commands as add_retrieval_commands
-
-    add_retrieval_commands(sub)  # retrieve, debate, persona (docs/retrieval.md)
+    known = studies()
+    for study in known:
+        if study.commands is not None:
+            study.commands(sub, known)  # e.g. Study B's retrieve, debate, persona (docs/retrieval.md)
     from argassets.cli.export import add_commands as add_export_commands
 
-    add_export_commands(sub)  # export eee | hf, open (docs/exports.md)
+    add_export_commands(sub, known)  # export eee | hf, open (docs/exports.md)
     return parser
 
 

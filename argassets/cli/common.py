@@ -13,10 +13,11 @@ from typing import Any
 from argassets.platform.operations.run_engine import Executor, OperationError, say
 from argassets.platform.operations.run_recovery import fail_orphaned_runs
 from argassets.platform.paths import PROJECT_ROOT
-from argassets.platform.registry.entries import ModelRegistry, RegistryError, load_registry
+from argassets.platform.registry.entries import ModelRegistry, RegistryError
 from argassets.platform.registry.model_entry import PartitionKeyError, validate_partition_key
 from argassets.platform.registry.partitions import JUDGE_MODELS, add_model_partitions
-from argassets.platform.study import study_names
+from argassets.platform.study import Studies
+from argassets.studies import code_location_studies, load_registry
 
 __all__ = [
     "DEFINITIONS_MODULE",
@@ -33,6 +34,7 @@ __all__ = [
     "registry",
     "say",
     "select_partitions",
+    "studies",
     "studies_taken_part_in",
     "study_choices",
     "sync_partitions",
@@ -90,14 +92,22 @@ def mark_orphans(instance: Any) -> list[str]:
 
 def executor(instance: Any) -> Executor:
     """The run engine on ``instance``, over the code location of :data:`DEFINITIONS_MODULE`."""
-    return Executor(instance, DEFINITIONS_MODULE)
+    return Executor(instance, DEFINITIONS_MODULE, studies())
+
+
+def studies() -> Studies:
+    """The code location's studies (``argassets/studies.py``); a bad ``$ARGASSETS_EXTRA_STUDIES`` is a :class:`CliError`."""
+    try:
+        return code_location_studies()
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
 
 
 def registry() -> ModelRegistry:
     """The model registry; an unreadable one is a :class:`CliError` naming the file, entry and field."""
     try:
         return load_registry()
-    except RegistryError as exc:
+    except (RegistryError, ValueError) as exc:
         raise CliError(str(exc)) from None
 
 
@@ -111,7 +121,7 @@ def sync_partitions(instance: Any, registry: ModelRegistry, dry_run: bool = Fals
     added = [name for name in registry.names if name not in existing]
     if not dry_run:
         # judge_models lists every entry; each study's definition its own (also catching up an upgrade).
-        add_model_partitions(instance, registry, study_names())
+        add_model_partitions(instance, registry, registry.studies.names)
     return {
         "added": added,
         "present": [name for name in registry.names if name in existing],
@@ -170,7 +180,7 @@ def _partition_range(ordered: list[str], start: str | None, end: str | None) -> 
 
 def study_choices() -> list[str]:
     """What ``--study`` accepts: every study of the code location, and ``all``."""
-    return [*study_names(), "all"]
+    return [*studies().names, "all"]
 
 
 def chosen_studies(value: str | None) -> list[str] | None:

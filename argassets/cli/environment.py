@@ -36,6 +36,10 @@ ENVIRONMENT_VARIABLES: tuple[tuple[str, str], ...] = (
     ("ARGASSETS_AUTOMATION_INTERVAL_S", "seconds between evaluations of the automation sensors; default 30"),
     ("ARGASSETS_EXECUTOR", "'in_process': a daemon-launched run's steps in the run's process (default multiprocess)"),
     ("ARGASSETS_RECOVER_AT_LOAD", "'off': no failing of orphaned runs when the code location loads"),
+    (
+        "ARGASSETS_EXTRA_STUDIES",
+        "study modules (comma-separated, each with a STUDY) added to the code location's studies",
+    ),
     ("ARGASSETS_OPENAI_BASE_URL", "default endpoint of openai entries"),
     ("ARGASSETS_OPENAI_API_KEY", "default API key of openai entries"),
     ("ARGASSETS_OPENAI_STRUCTURED_OUTPUT", "structured output for openai entries (see docs/operations.md)"),

@@ -1,7 +1,8 @@
 """``argassets estimate MODEL``: a partition's work before it runs, from the instance's state.
 
-Reads the study inputs the instance has materialised, the judgment cache, and the entry's
-earlier judging runs (their metadata) to build :class:`argassets.platform.operations.estimate.WorkEstimate`.
+Reads the study inputs the instance has materialised (the requests are those the study's judging
+asset would send: :func:`argassets.platform.judging.study_asset.study_workload`), the judgment
+cache, and the entry's earlier judging runs (their metadata) to build :class:`argassets.platform.operations.estimate.WorkEstimate`.
 ``argassets slurm backfill`` (:mod:`argassets.cli.slurm`) uses the same estimate for each job's time limit and tags, and
 refuses a partition over the budget.
 """
@@ -10,14 +11,22 @@ from __future__ import annotations
 
 import argparse
 import sqlite3
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
-from argassets.cli.common import CliError, check_key, chosen_studies, executor, get_instance, registry, say
-from argassets.platform.judging.interface import ChatRequest, SamplingParams
+from argassets.cli.common import (
+    CliError,
+    check_key,
+    chosen_studies,
+    executor,
+    get_instance,
+    registry,
+    say,
+    study_choices,
+)
 from argassets.platform.judging.prompt_tokens import prompt_token_counts
+from argassets.platform.judging.study_asset import study_workload
 from argassets.platform.operations.estimate import (
     WorkEstimate,
     estimate_partition,
@@ -28,15 +37,6 @@ from argassets.platform.operations.run_engine import Executor
 from argassets.platform.registry.entries import ModelRegistry
 from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.secrets import redact
-from argassets.platform.study import studies
-
-Loader = Callable[[str], pd.DataFrame]
-Workload = tuple[list[ChatRequest], int, SamplingParams]
-
-
-def workloads() -> dict[str, tuple[str, Callable[[ModelEntry, Loader], Workload]]]:
-    """The studies whose work can be estimated: their root asset and workload, from their definitions."""
-    return {study.name: (study.root_asset, study.workload) for study in studies() if study.workload is not None}
 
 
 def throughput_of(instance: Any, asset: str, entry: ModelEntry) -> tuple[float | None, str]:
@@ -67,10 +67,7 @@ def estimate_for(engine: Executor, registry: ModelRegistry, name: str, study: st
     from argassets.platform.storage.judgment_cache import open_judgment_cache
     from argassets.platform.storage.judgment_cache.location import default_cache_location
 
-    known = workloads()
-    if study not in known:
-        raise CliError(f"{name}: no estimate for study {study} (estimable: {', '.join(known)})")
-    asset, workload = known[study]
+    declared = registry.studies.get(study)
     entry = registry.get(name)
 
     def load(key: str) -> pd.DataFrame:
@@ -78,7 +75,7 @@ def estimate_for(engine: Executor, registry: ModelRegistry, name: str, study: st
             raise CliError(f"{name} / {study}: input {key} is not materialised yet (argassets materialize {name})")
         return engine.repo_def.load_asset_value(dg.AssetKey(key), instance=engine.instance)
 
-    requests, n_runs, sampling = workload(entry, load)
+    requests, n_runs, sampling = study_workload(declared, entry, load)
     try:
         cache = open_judgment_cache(default_cache_location())
         try:
@@ -87,7 +84,7 @@ def estimate_for(engine: Executor, registry: ModelRegistry, name: str, study: st
             cache.close()
     except (ConnectionError, OSError, sqlite3.Error) as exc:  # one line: the cache's message is redacted
         raise CliError(f"{name} / {study}: {' '.join(redact(str(exc)).split())}") from None
-    throughput = throughput_of(engine.instance, asset, entry)
+    throughput = throughput_of(engine.instance, declared.root_asset, entry)
     tokens = prompt_token_counts(entry, cached[2])
     return estimate_partition(entry, study, requests, n_runs, cached, throughput, sampling.max_tokens, tokens)
 
@@ -99,10 +96,9 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         raise CliError(f"{args.model}: not in the registry (known: {', '.join(models.names)})")
     entry = models.get(args.model)
     wanted = chosen_studies(args.study)
-    known = workloads()
-    chosen = [s for s in entry.studies if s in known and (wanted is None or s in wanted)]
+    chosen = [s for s in entry.studies if wanted is None or s in wanted]
     if not chosen:
-        raise CliError(f"{args.model}: takes part in no estimable study ({', '.join(known)}) selected")
+        raise CliError(f"{args.model}: takes part in no selected study (its studies: {', '.join(entry.studies)})")
     engine = executor(get_instance())
     for study in chosen:
         say(estimate_for(engine, models, args.model, study).describe())
@@ -115,7 +111,7 @@ def add_command(sub: Any) -> None:
     est.add_argument("model", help="registry entry to estimate, e.g. smollm2-135m-vllm")
     est.add_argument(
         "--study",
-        choices=["argument_quality", "political", "all"],
+        choices=study_choices(),
         default="all",
         help="estimate only this study (default: every study the model takes part in)",
     )

@@ -18,16 +18,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from argassets.platform.study import Studies
+
 
 def _out(line: str) -> None:
     print(line, flush=True)  # noqa: T201
 
 
 def _exports(study: str | None) -> list[Any]:
+    """The exports of ``study``, or of every study of the code location that declares one."""
+    from argassets.cli.common import studies
     from argassets.platform.reporting.exports.studies import study_export
-    from argassets.platform.study import study_names
 
-    return [study_export(name) for name in ([study] if study else study_names())]
+    known = studies()
+    return [study_export(known.get(study))] if study else [study_export(s) for s in known if s.export is not None]
 
 
 def _read(name: str) -> Any:
@@ -37,11 +41,11 @@ def _read(name: str) -> Any:
 
 
 def cmd_export_eee(args: argparse.Namespace) -> int:
-    from argassets.platform.registry.entries import load_registry
+    from argassets.cli.common import registry
     from argassets.platform.reporting.exports.bundle import export_eee
 
     root = Path(args.out or "exports/eee")
-    written = export_eee(_exports(args.study), _read, load_registry(), root, args.model)
+    written = export_eee(_exports(args.study), _read, registry(), root, args.model)
     _out(f"{len(written)} Every Eval Ever record(s) under {root}/data, each passed EEE's validator")
     return 0
 
@@ -91,21 +95,22 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     return run
 
 
-def add_commands(sub: Any) -> None:
-    """Add ``export`` and ``open`` to the ``argassets`` subcommands."""
-    from argassets.platform.study import study_names
+def add_commands(sub: Any, studies: Studies) -> None:
+    """Add ``export`` and ``open`` to the ``argassets`` subcommands; ``--study`` offers the studies
+    of ``studies`` (the code location's) that declare an export."""
+    exporting = [study.name for study in studies if study.export is not None]
 
     export = sub.add_parser("export", help="results in the field's formats (Every Eval Ever, Hugging Face + Croissant)")
     esub = export.add_subparsers(dest="export_command", required=True)
     eee = esub.add_parser("eee", help="Every Eval Ever records, one per (study, model), validated by EEE's validator")
-    eee.add_argument("--study", choices=study_names(), help="one study (default: every study)")
+    eee.add_argument("--study", choices=exporting, help="one study (default: every study)")
     eee.add_argument("--model", help="one model or system of the reports (e.g. random, E1)")
     eee.add_argument("--out", help="folder (default exports/eee); files go to data/<collection>/<developer>/<model>/")
     eee.set_defaults(func=_guarded(cmd_export_eee))
     hf = esub.add_parser(
         "hf", help="a Hugging Face dataset folder: Parquet, dataset card, Croissant (mlcroissant-validated)"
     )
-    hf.add_argument("--study", choices=study_names(), required=True, help="the study to export")
+    hf.add_argument("--study", choices=exporting, required=True, help="the study to export")
     hf.add_argument("--model", help="one model: its judgments (tidy, importable again) and its report rows")
     hf.add_argument("--report", action="append", help="a report table to include (repeatable; default: the study's)")
     hf.add_argument("--out", help="folder (default exports/hf/<study>[-<model>])")

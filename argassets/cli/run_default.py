@@ -17,30 +17,36 @@ from argassets.cli.common import (
 )
 from argassets.platform.paths import resolve_data_dir
 from argassets.platform.registry.entries import ModelRegistry
-from argassets.platform.study import get_study
+from argassets.platform.registry.model_entry import ModelEntry
 
 
 def default_models(registry: ModelRegistry, published_data: bool) -> list[str]:
-    """What ``run-default`` judges: every baseline and, with the published data, every import of the
-    published political predictions (so that the KB holds the paper's 22 models and its ensembles)."""
+    """What ``run-default`` judges: every baseline and, with the published data, every entry a study
+    of it reads from elsewhere (Study B's published prediction files: the KB then holds the paper's
+    22 models and its ensembles)."""
     names = [e.name for e in registry.models if e.is_baseline]
     if published_data:
-        names += [
-            e.name for e in registry.models if (f := e.judgments_file) is not None and f.format == "published_tsv"
-        ]
+        names += [e.name for e in registry.models if _judged_elsewhere(registry, e)]
     return names
 
 
-def _studies_with_data(studies: list[str]) -> list[str]:
+def _judged_elsewhere(registry: ModelRegistry, entry: ModelEntry) -> bool:
+    """Whether a study ``entry`` takes part in reads its judgments from elsewhere instead of judging."""
+    studies = [registry.studies.get(name) for name in entry.studies]
+    return any(study.judged_elsewhere is not None and study.judged_elsewhere.applies(entry) for study in studies)
+
+
+def _studies_with_data(registry: ModelRegistry, studies: list[str]) -> list[str]:
     """``studies`` less those that need the published data when there is none (said why)."""
-    left_out = [s for s in studies if get_study(s).needs_published_data] if resolve_data_dir() is None else []
+    needing = [registry.studies.get(s) for s in studies if registry.studies.get(s).needs_published_data]
+    left_out = needing if resolve_data_dir() is None else []
     if left_out:
         # The other studies fall back to what they have without it (Study A: the embedded sample).
         say(
             "no published data folder (ARGASSETS_DATA_DIR or ../shared/data); left out, as they need it: "
-            + "; ".join(get_study(s).title for s in left_out)
+            + "; ".join(study.title for study in left_out)
         )
-    return [s for s in studies if s not in left_out]
+    return [s for s in studies if s not in {study.name for study in left_out}]
 
 
 def cmd_run_default(args: argparse.Namespace) -> int:
@@ -57,7 +63,9 @@ def cmd_run_default(args: argparse.Namespace) -> int:
     if unknown:
         raise CliError(f"not in the registry: {', '.join(unknown)}")
     engine = executor(instance)
-    studies = _studies_with_data([s for s in engine.layout.roots if any(models.get(n).takes_part_in(s) for n in names)])
+    studies = _studies_with_data(
+        models, [s for s in engine.layout.roots if any(models.get(n).takes_part_in(s) for n in names)]
+    )
     say(f"models: {', '.join(names)}; studies: {', '.join(studies) or 'none'}")
     for name in [n for n in names if not any(s in models.get(n).studies for s in studies)]:
         say(f"{name}: takes part in no selected study with assets here; nothing to run")

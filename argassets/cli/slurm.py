@@ -3,6 +3,7 @@
 Commands::
 
     argassets slurm backfill --partitions a,b,c [--study S] [--no-wait]
+    argassets slurm backfill --partitions a,b,c --dry-run   # what it would submit; needs no cluster
     argassets slurm status RUN_ID
 
 Each job's time limit and tags come from the partition's estimate (:mod:`argassets.cli.estimate`).
@@ -13,14 +14,18 @@ per partition and study and launches it through the instance's ``SlurmRunLaunche
 at once. It then waits for the jobs (unless ``--no-wait``) and writes each job's end, in Slurm's
 words, into its run's log; a run whose worker Slurm killed is failed there with that reason (the
 daemon's run monitoring does the same for runs launched from the UI). Re-running a failed
-partition resumes from the judgment cache.
+partition resumes from the judgment cache. ``--dry-run`` materialises, adds and submits nothing:
+it prints each job's estimate and ``sbatch`` options (needing neither a Slurm cluster nor the
+Slurm launcher).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from argassets.cli.common import (
@@ -32,9 +37,10 @@ from argassets.cli.common import (
     registry,
     say,
     select_partitions,
+    study_choices,
     sync_partitions,
 )
-from argassets.cli.estimate import estimate_for, workloads
+from argassets.cli.estimate import estimate_for
 from argassets.platform.operations.run_engine import IN_PROCESS, Executor
 from argassets.platform.registry.entries import ModelRegistry
 
@@ -95,8 +101,6 @@ def estimate_tags(engine: Executor, registry: ModelRegistry, name: str, study: s
     from argassets.platform.operations.estimate import BudgetExceeded, check_budget
     from argassets.platform.operations.slurm.launcher import TIME_TAG
 
-    if study not in workloads():
-        return {}
     estimate = estimate_for(engine, registry, name, study)
     say(estimate.describe())
     try:
@@ -149,12 +153,16 @@ def wait_for_runs(instance: Any, run_ids: Sequence[str], timeout: float | None =
 
 def cmd_slurm_backfill(args: argparse.Namespace) -> int:
     instance = get_instance()
-    slurm_launcher(instance)
+    if not args.dry_run:
+        slurm_launcher(instance)
     models = registry()
-    sync_partitions(instance, models)
+    if not args.dry_run:
+        sync_partitions(instance, models)
     names = select_partitions(models, instance, args)
     engine = executor(instance)
     studies = chosen_studies(args.study)
+    if args.dry_run:
+        return show_jobs(engine, models, names, studies)
     chosen = sorted({s for n in names for s in models.get(n).studies if studies is None or s in studies})
     inputs = engine.missing_inputs(chosen)
     if inputs and not engine.run(inputs, None, {}, "study inputs"):
@@ -167,6 +175,42 @@ def cmd_slurm_backfill(args: argparse.Namespace) -> int:
     if failed:
         say(f"failed runs: {', '.join(failed)} (run the partitions again: cached judgments are not redone)")
     return 1 if failed else 0
+
+
+def show_jobs(engine: Executor, registry: ModelRegistry, names: Sequence[str], studies: Sequence[str] | None) -> int:
+    """``--dry-run``: each job's estimate and ``sbatch`` options, and the inputs it would materialise first."""
+    from argassets.platform.operations.slurm.jobs import sbatch_options
+    from argassets.platform.operations.slurm.launcher import TIME_TAG
+
+    log = _job_log_placeholder(engine.instance)
+    for name in names:
+        entry = registry.get(name)
+        for study in [s for s in entry.studies if s in engine.layout.roots and (studies is None or s in studies)]:
+            missing = engine.missing_inputs([study])
+            if missing:
+                inputs = ", ".join(key.to_user_string() for key in missing)
+                say(f"{study} / {name}: would first materialise {inputs}; no estimate before them")
+                tags: dict[str, str] = {}
+            else:
+                tags = estimate_tags(engine, registry, name, study)
+            options = sbatch_options(
+                entry.gpus_needed,
+                registry.slurm_for(entry),
+                job_name=f"argassets-{name}"[:64],
+                output=log,
+                time_limit=tags.get(TIME_TAG),
+            )
+            say(f"would submit {study} / {name}: sbatch {' '.join(options)}")
+    return 0
+
+
+def _job_log_placeholder(instance: Any) -> Path:
+    """Where a job's log would go: the Slurm launcher's folder, else ``$DAGSTER_HOME/slurm``."""
+    from argassets.platform.operations.slurm.launcher import SlurmRunLauncher
+
+    launcher = instance.run_launcher
+    folder = launcher.work_dir if isinstance(launcher, SlurmRunLauncher) else Path(os.environ["DAGSTER_HOME"]) / "slurm"
+    return folder / "run-<run id>.log"
 
 
 def cmd_slurm_status(args: argparse.Namespace) -> int:
@@ -189,11 +233,16 @@ def add_command(sub: Any) -> None:
     add_partition_options(back)
     back.add_argument(
         "--study",
-        choices=["argument_quality", "political", "all"],
+        choices=study_choices(),
         default="all",
         help="judge only this study's partitions (default: every study the model takes part in)",
     )
     back.add_argument("--no-wait", action="store_true", help="submit and return (the daemon monitors the jobs)")
+    back.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print each job's estimate and sbatch options; materialise, add and submit nothing (no cluster needed)",
+    )
     back.set_defaults(func=cmd_slurm_backfill)
     status = ssub.add_parser("status", help="a run's Slurm job: state and reason")
     status.add_argument("run_id", help="the Dagster run id (from the UI or slurm backfill)")

@@ -1,2 +1,2 @@
-"""The platform both studies share: paths, the model registry, partitions, judging and judges,
-presentation, automation."""
+"""The platform every study shares, given the studies as arguments: judging, registry, operations,
+storage, reporting, the pairwise core, resources."""

@@ -1,32 +1,31 @@
-"""A study as one declared object, and the list of studies the shared code is derived from.
+"""A study as one declared object, and the studies of a code location as one explicit value.
 
-In the spirit of inspect_ai's ``Task``: each study package declares one :class:`StudyDefinition`
-(its name, root judging asset, asset and check modules, scope model, default sampling, request and
-table builders, import key columns, release facts, resources). The registry's study names, the
-automation roots, the catalog, the CLI, the tidy importer and the resources are derived from
-:func:`studies`; no shared module names a study.
-
-The studies of the code location are listed by :data:`STUDY_CATALOG` (``argassets/studies.py``,
-``STUDIES``), read on first use; another study, e.g. one defined in a test, is added with
-:func:`register_study`.
+In the spirit of inspect_ai's ``Task``: each study package declares one :class:`StudyDefinition`;
+the platform builds its judging asset, its Dagster definitions and its estimates from it. The code
+location's studies are a :class:`Studies` value that the composition layer (``argassets/studies.py``)
+builds and passes down; the platform keeps no list of its own (docs/architecture.md).
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from argassets.platform.judging.interface import SamplingParams
+from argassets.platform.judging.interface import CachedCompletion, ChatRequest, SamplingParams
 
-#: The module whose ``STUDIES`` lists the code location's own studies (outside the platform).
-STUDY_CATALOG = "argassets.studies"
+if TYPE_CHECKING:
+    from argassets.platform.registry.entries import ModelEntry
+    from argassets.platform.reporting.exports.studies import StudyExport
 
 S = TypeVar("S", bound="StudyScope")
+#: The tables a study's judging reads, by asset name (``StudyDefinition.inputs``).
+Inputs = Mapping[str, pd.DataFrame]
 
 
 class StudyScope(BaseModel):
@@ -82,34 +81,77 @@ class ImportKeys:
 
 
 @dataclass(frozen=True)
+class RequestSet:
+    """What a study asks one judge: its requests and what its table and metadata need back."""
+
+    requests: list[ChatRequest]
+    #: Whatever ``build_table`` needs besides the completions (e.g. one row of item ids per request).
+    items: Any = None
+    #: What was selected, for the run's log (e.g. "40 prompts in scope (full), orders ab").
+    summary: str = ""
+    #: Metadata known before judging (counts in scope, runs), added to the partition's metadata.
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class JudgedElsewhere:
+    """Entries whose judgments were made elsewhere and are read as the study's table, not judged here.
+
+    ``table(entry, scope, inputs, data_root)`` returns the partition's table (with every provenance
+    column, stating what the source does not carry), its metadata, and lines for the run's warning log.
+    """
+
+    applies: Callable[[ModelEntry], bool]
+    table: Callable[[ModelEntry, Any, Inputs, Path | None], tuple[pd.DataFrame, Mapping[str, Any], Sequence[str]]]
+
+
+@dataclass(frozen=True, eq=False)
 class StudyDefinition:
-    """One study: everything the shared code needs to know about it, declared in one place."""
+    """One study: everything the platform needs to run it, declared in one place.
+
+    The platform builds the judging asset ``root_asset`` from it (docs/architecture.md, "How a
+    study is run"): the entry's scope and sampling, ``build_requests`` over the ``inputs``, the
+    judges through the judgment cache ``n_runs`` times, ``build_table`` (one row per completion,
+    labelled by the completion's position), the provenance columns and the non-answer failure.
+    """
 
     #: The study's name in the registry (``studies = [...]``), the CLI and run tags.
     name: str
     #: A line for people: "Study A: argument quality on Webis-ArgQuality-20".
     title: str
-    #: The ``judge_models``-partitioned asset that calls the judges.
+    #: The study's model-partitioned asset that calls the judges (built by the platform).
     root_asset: str
-    asset_modules: Sequence[ModuleType]
-    check_modules: Sequence[ModuleType]
+    #: Its one-line description (what the UI shows for it).
+    root_description: str
+    #: The upstream assets the judging reads, by name (the asset's inputs).
+    inputs: tuple[str, ...]
+    #: Runs per request (the protocol's repetitions).
+    n_runs: int
     scope_model: type[StudyScope]
     #: The protocol's sampling; a registry entry's ``sampling`` overrides it field by field.
     default_sampling: SamplingParams
-    #: The study's chat requests from its prompt table(s).
-    build_requests: Callable[..., Any]
-    #: The study's judgments table from the completions.
-    build_table: Callable[..., Any]
+    #: ``(entry, scope, inputs) -> RequestSet``: what the judge is asked.
+    build_requests: Callable[[ModelEntry, Any, Inputs], RequestSet]
+    #: ``(request_set, completions, judge_model) -> rows``: the study's columns, one row per completion,
+    #: each row's index label the position of its completion (rows may be reordered).
+    build_table: Callable[[RequestSet, Sequence[CachedCompletion], str], pd.DataFrame]
     import_keys: ImportKeys
-    #: What the study's published releases hold (counts, id ranges), by name.
-    release_facts: Mapping[str, Any] = field(default_factory=dict)
+    #: The other asset and check modules of the study (the root asset is not in them).
+    asset_modules: Sequence[ModuleType] = ()
+    check_modules: Sequence[ModuleType] = ()
+    #: ``(table, request_set) -> metadata``: what the study adds to a judged partition's metadata.
+    judging_metadata: Callable[[pd.DataFrame, RequestSet], Mapping[str, Any]] | None = None
+    #: Entries whose judgments come from elsewhere (published files), read instead of judged.
+    judged_elsewhere: JudgedElsewhere | None = None
     #: Whether the study runs only on the published data folder (no embedded sample).
     needs_published_data: bool = False
     #: Resources only this study's assets use, keyed by resource name.
     resources: Callable[[], Mapping[str, Any]] = dict
-    #: For estimates before a run: ``(entry, load) -> (requests, runs, sampling)`` of the root asset,
-    #: ``load(asset_key)`` giving an upstream table; ``None`` when the study offers no estimate.
-    workload: Callable[..., Any] | None = None
+    #: ``(subcommands, studies)``: adds the study's own ``argassets`` commands (``sub.add_parser``);
+    #: ``studies`` are the code location's (what a command validates the registry against).
+    commands: Callable[[Any, Studies], None] | None = None
+    #: What ``argassets export`` writes of the study (its ``exports.py``); ``None``: nothing to export.
+    export: StudyExport | None = None
 
     def __post_init__(self) -> None:
         if self.scope_model.study != self.name:
@@ -117,48 +159,29 @@ class StudyDefinition:
                 f"study '{self.name}': its scope model {self.scope_model.__name__} belongs to "
                 f"'{self.scope_model.study}' (set {self.scope_model.__name__}.study = '{self.name}')"
             )
+        if self.n_runs < 1:
+            raise ValueError(f"study '{self.name}': n_runs must be at least 1, not {self.n_runs}")
 
 
-_registered: dict[str, StudyDefinition] = {}
-_catalog_read: list[bool] = []
+class Studies(tuple[StudyDefinition, ...]):
+    """The studies of a code location, in order, with unique names; what shared code is derived from."""
 
+    def __new__(cls, members: Iterable[StudyDefinition] = ()) -> Studies:
+        studies = super().__new__(cls, tuple(members))
+        seen: set[str] = set()
+        for study in studies:
+            if study.name in seen:
+                raise ValueError(f"two studies are named '{study.name}'")
+            seen.add(study.name)
+        return studies
 
-def register_study(study: StudyDefinition) -> StudyDefinition:
-    """Add ``study`` to the list of studies (again is fine; another study of the same name is an error)."""
-    known = _registered.get(study.name)
-    if known is not None and known is not study:
-        raise ValueError(f"a study named '{study.name}' is already registered")
-    _registered[study.name] = study
-    return study
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(study.name for study in self)
 
-
-def unregister_study(name: str) -> None:
-    """Remove a study added with :func:`register_study` (tests that define their own)."""
-    _registered.pop(name, None)
-
-
-def _read_catalog() -> None:
-    if _catalog_read:
-        return
-    catalog = importlib.import_module(STUDY_CATALOG)
-    for study in catalog.STUDIES:
-        register_study(study)
-    _catalog_read.append(True)
-
-
-def studies() -> tuple[StudyDefinition, ...]:
-    """Every study: the catalog's, then those registered, in registration order."""
-    _read_catalog()
-    return tuple(_registered.values())
-
-
-def study_names() -> tuple[str, ...]:
-    return tuple(study.name for study in studies())
-
-
-def get_study(name: str) -> StudyDefinition:
-    """The study called ``name``; a :class:`KeyError` lists the known ones."""
-    for study in studies():
-        if study.name == name:
-            return study
-    raise KeyError(f"unknown study '{name}' (known: {', '.join(study_names())})")
+    def get(self, name: str) -> StudyDefinition:
+        """The study called ``name``; a :class:`KeyError` lists the known ones."""
+        for study in self:
+            if study.name == name:
+                return study
+        raise KeyError(f"unknown study '{name}' (known: {', '.join(self.names)})")

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from argassets.platform.operations import remedies
+from argassets.platform.study import Studies
 from argassets.political.neo4j_export import RELATIONSHIP_TYPES
 from argassets.political.retrieval.api import Retriever, debate, persona
 from argassets.political.retrieval.query import (
@@ -145,7 +146,7 @@ def _generation_inputs(args: argparse.Namespace, utterance: str | None) -> tuple
     from argassets.platform.storage.judgment_cache.location import default_cache_location
 
     try:
-        entry = load_registry().get(args.model)
+        entry = load_registry(studies=args.studies).get(args.model)
     except (KeyError, RegistryError) as exc:
         raise CommandError(f"--model {args.model!r}: {exc.args[0] if exc.args else exc}") from None
     results: list[RetrievalResult] = []
@@ -263,8 +264,11 @@ def _at_least(minimum: int) -> Callable[[str], int]:
     return parse
 
 
-def add_commands(sub: Any) -> None:
-    """Add ``retrieve``, ``debate`` and ``persona`` to the ``argassets`` subcommands."""
+def add_commands(sub: Any, studies: Studies) -> None:
+    """Add ``retrieve``, ``debate`` and ``persona`` to the ``argassets`` subcommands.
+
+    ``studies`` are the code location's: the registry a command reads is validated against them.
+    """
     retrieve = sub.add_parser("retrieve", help="arguments of the KB near an utterance (graph-based retrieval)")
     retrieve.add_argument("utterance", help="what the user said (the query)")
     _retrieval_options(retrieve, "vector")
@@ -278,7 +282,7 @@ def add_commands(sub: Any) -> None:
         "--max-examples", type=_at_least(0), default=8, help="retrieved examples shown to the model at most (0 or more)"
     )
     _retrieval_options(deb, "typical")
-    deb.set_defaults(func=_guarded(cmd_debate))
+    deb.set_defaults(func=_guarded(cmd_debate), studies=studies)
 
     per = sub.add_parser("persona", help="a political persona, from retrieved arguments")
     per.add_argument("--topic", help="text to retrieve the persona's arguments with")
@@ -291,4 +295,4 @@ def add_commands(sub: Any) -> None:
         help="retrieved arguments shown to the model at most (0 or more)",
     )
     _retrieval_options(per, "vector")
-    per.set_defaults(func=_guarded(cmd_persona))
+    per.set_defaults(func=_guarded(cmd_persona), studies=studies)

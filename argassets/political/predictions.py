@@ -22,16 +22,24 @@ members' valid scores and add up their NA counts and repetitions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from argassets.platform.judging.interface import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
 from argassets.platform.registry.model_entry import ModelEntry
+from argassets.platform.study import Inputs, RequestSet
 from argassets.political.prompts import N_REPETITIONS
+from argassets.political.published import published_predictions_file, published_tsv_to_predictions, read_published_tsv
+from argassets.political.published_index import argument_published_rows
 from argassets.political.scope import PoliticalScope
 from argassets.political.score_parsing import ParsedScore, parse_score
+
+#: The tables ``political_predictions`` reads (the published index for published files only).
+JUDGING_INPUTS = ("political_prompts", "political_study_items", "political_published_index")
 
 #: The paper's decoding parameters; a registry entry's ``sampling`` overrides each field.
 #: ``max_tokens`` is ours: ``{"Score": 100}`` needs about eight tokens, so 32 leaves room for
@@ -52,12 +60,6 @@ SCORE_JSON_SCHEMA: dict = {
     "required": ["Score"],
     "additionalProperties": False,
 }
-
-
-def political_sampling(entry: ModelEntry) -> SamplingParams:
-    """Sampling of a judge in Study B: the paper's protocol (temperature 0, top_p 0.1, seed 123),
-    each field overridden by the registry entry's ``sampling`` when set."""
-    return entry.sampling_for(PROTOCOL_SAMPLING)
 
 
 def scope_arguments(
@@ -100,16 +102,21 @@ def study_first(study_items: pd.DataFrame) -> list[str]:
     return priority["argument_id"].dropna().tolist()
 
 
-def workload(entry: ModelEntry, load: Callable[[str], pd.DataFrame]) -> tuple[list[ChatRequest], int, SamplingParams]:
-    """The requests ``political_predictions`` sends for ``entry``, its runs and sampling (for estimates)."""
-    scope = PoliticalScope.of(entry)
+def judging_requests(entry: ModelEntry, scope: PoliticalScope, inputs: Inputs) -> RequestSet:
+    """What ``political_predictions`` asks ``entry``: one request per in-scope argument."""
     prompts = scope_arguments(
-        load("political_prompts"), study_first(load("political_study_items")), scope.max_arguments
+        inputs["political_prompts"], study_first(inputs["political_study_items"]), scope.max_arguments
     )
-    return build_requests(prompts), N_REPETITIONS, political_sampling(entry)
+    requests = build_requests(prompts)
+    return RequestSet(
+        requests,
+        summary=f"{len(requests)} arguments",
+        metadata={"repetitions": N_REPETITIONS, "arguments_in_scope": len(prompts)},
+    )
 
 
-PREDICTION_COLUMNS: tuple[str, ...] = (
+#: The study's own columns of ``political_predictions``; the platform adds the provenance columns after them.
+PREDICTION_ROW_COLUMNS: tuple[str, ...] = (
     "judge_model",
     "argument_id",
     "published_index",
@@ -118,42 +125,27 @@ PREDICTION_COLUMNS: tuple[str, ...] = (
     "score",
     "is_na",
     "is_valid",
-) + PROVENANCE_COLUMNS
+)
+PREDICTION_COLUMNS: tuple[str, ...] = PREDICTION_ROW_COLUMNS + PROVENANCE_COLUMNS
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
-    """Fix the column types so that every partition writes the same DuckDB schema."""
+    """The study's columns in fixed types, so that every partition writes the same DuckDB schema (index kept)."""
     out = frame.copy()
-    for column in ("judge_model", "argument_id", "raw_output", "prompt_sha256", "sampling_key", "backend", "scope"):
+    for column in ("judge_model", "argument_id", "raw_output"):
         # pandas' string dtype maps to VARCHAR even when a partition is empty or all null
         out[column] = out[column].astype("string")
     out["published_index"] = pd.array(out["published_index"].tolist(), dtype="Int64")
-    out["seed"] = pd.array(out["seed"].tolist(), dtype="Int64")
-    for column in ("repetition", "max_tokens"):
-        out[column] = out[column].astype("int64")
-    for column in ("score", "temperature", "top_p", "latency_s"):
-        out[column] = out[column].astype("float64")
-    for column in ("is_na", "is_valid", "is_baseline"):
+    out["repetition"] = out["repetition"].astype("int64")
+    out["score"] = out["score"].astype("float64")
+    for column in ("is_na", "is_valid"):
         out[column] = out[column].astype(bool)
-    for column in ("requested_at", "completed_at"):
-        out[column] = pd.to_datetime(out[column], utc=True, format="ISO8601")
-    return out[list(PREDICTION_COLUMNS)].reset_index(drop=True)
+    return out[list(PREDICTION_ROW_COLUMNS)]
 
 
-def empty_predictions() -> pd.DataFrame:
-    """An empty ``political_predictions`` partition with the table's column types."""
-    return _typed(pd.DataFrame({column: [] for column in PREDICTION_COLUMNS}))
-
-
-def prediction_table(
-    completions: Sequence[CachedCompletion],
-    judge_model: str,
-    sampling: SamplingParams,
-    backend: str,
-    is_baseline: bool,
-    scope: str,
-) -> pd.DataFrame:
-    """``political_predictions`` rows from judged completions (one per argument and repetition).
+def prediction_table(asked: RequestSet, completions: Sequence[CachedCompletion], judge_model: str) -> pd.DataFrame:
+    """The study's columns of ``political_predictions`` rows from judged completions (one per argument
+    and repetition), sorted by argument and repetition, each labelled by its completion's position.
 
     Parameters
     ----------
@@ -177,24 +169,57 @@ def prediction_table(
             "score": [a.score if a.score is not None else np.nan for a in answers],
             "is_na": [a.is_na for a in answers],
             "is_valid": [a.is_valid for a in answers],
-            "prompt_sha256": [c.prompt_sha256 for c in completions],
-            "temperature": float(sampling.temperature),
-            "top_p": float(sampling.top_p),
-            "seed": [c.seed for c in completions],
-            "max_tokens": int(sampling.max_tokens),
-            "sampling_key": [c.sampling_key for c in completions],
-            "latency_s": [float(c.latency_s) for c in completions],
-            "requested_at": [c.requested_at for c in completions],
-            "completed_at": [c.completed_at for c in completions],
-            "backend": [c.backend for c in completions],
-            "is_baseline": bool(is_baseline),
-            "scope": scope,
         },
-        columns=list(PREDICTION_COLUMNS),
+        columns=list(PREDICTION_ROW_COLUMNS),
     )
-    if frame.empty:
-        return empty_predictions()
     return _typed(frame.sort_values(["argument_id", "repetition"], kind="stable"))
+
+
+def prediction_metadata(table: pd.DataFrame) -> dict[str, Any]:
+    """What Study B adds to a judged partition's metadata: its scores and NA answers."""
+    return {"scores": int((table["is_valid"] & ~table["is_na"]).sum()), "na": int(table["is_na"].sum())}
+
+
+def is_published_tsv(entry: ModelEntry) -> bool:
+    """Whether ``entry`` imports the paper's published prediction files (read, not judged)."""
+    return published_predictions_file(entry) is not None
+
+
+def published_predictions(
+    entry: ModelEntry, scope: PoliticalScope, inputs: Inputs, data_root: Path | None
+) -> tuple[pd.DataFrame, dict[str, Any], list[str]]:
+    """The partition of an entry of :func:`is_published_tsv`: its published rows on the KB's
+    arguments (through ``political_published_index``), within its scope, their metadata, and the
+    run's warnings (published scores outside 0-100)."""
+    published_file = published_predictions_file(entry)
+    assert published_file is not None, "published_predictions reads entries of is_published_tsv only"
+    path = published_file.resolve(data_root)
+    published = read_published_tsv(path)
+    carried = argument_published_rows(inputs["political_prompts"], inputs["political_published_index"])
+    if scope.max_arguments is not None:
+        chosen = scope_arguments(carried, study_first(inputs["political_study_items"]), scope.max_arguments)
+        carried = carried[carried["argument_id"].isin(set(chosen["argument_id"]))]
+    expanded = published_tsv_to_predictions(published, entry.name, N_REPETITIONS, argument_rows=carried)
+    scope_text = scope.describe()
+    table = published_prediction_table(
+        expanded, scope_text if scope_text != "full" else "full (published rows, KB arguments)"
+    )
+    out_of_range = int((table["raw_output"].str.fullmatch(r"-?\d+") & ~table["is_valid"]).sum())
+    metadata = {
+        "dagster/row_count": len(table),
+        "backend": "import (published_tsv)",
+        "file": str(path),
+        "published_rows": len(published),
+        "arguments": int(table["argument_id"].nunique()),
+        "published_rows_carried": int(table["published_index"].nunique()),
+        "keys": "KB argument_id, through political_published_index (published_index = the nodeID "
+        "of the released row the argument carries: the first row of its prompt text)",
+        "na": int(table["is_na"].sum()),
+        "invalid": int((~table["is_valid"]).sum()),
+        "out_of_range_published_values": out_of_range,
+    }
+    warnings = [out_of_range_warning(entry.name, path, table)] if out_of_range else []
+    return table, metadata, warnings
 
 
 def out_of_range_warning(name: str, path: object, table: pd.DataFrame, shown: int = 5) -> str:
@@ -215,10 +240,11 @@ def out_of_range_warning(name: str, path: object, table: pd.DataFrame, shown: in
 def published_prediction_table(expanded: pd.DataFrame, scope: str) -> pd.DataFrame:
     """``political_predictions`` rows for an ``import`` entry in the published TSV format.
 
-    ``expanded`` comes from :func:`argassets.lib.published_predictions.published_tsv_to_predictions`.
+    ``expanded`` comes from :func:`argassets.political.published.published_tsv_to_predictions`.
     The provenance columns say what the published files do not carry: no prompt hash (the
     paper's KB text is not in the files), no latency or timestamps; the sampling columns hold
-    the paper's stated protocol (temperature 0, top_p 0.1, seed 123).
+    the paper's stated protocol (temperature 0, top_p 0.1, seed 123). The platform gives them
+    their types (:func:`argassets.platform.judging.study_asset.typed_provenance`).
     """
     n = len(expanded)
     frame = expanded.assign(
@@ -235,6 +261,4 @@ def published_prediction_table(expanded: pd.DataFrame, scope: str) -> pd.DataFra
         is_baseline=False,
         scope=scope,
     )
-    if frame.empty:
-        return empty_predictions()
-    return _typed(frame)
+    return _typed(frame).join(frame[list(PROVENANCE_COLUMNS)]).reset_index(drop=True)

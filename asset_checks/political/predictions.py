@@ -5,14 +5,13 @@ import pandas as pd
 
 from argassets.platform.registry.partitions import study_partitions
 from argassets.platform.resources.data import PublishedDataResource
-from argassets.political.assets.predictions import political_predictions
 from argassets.political.assets.prompts import political_study_items
 from argassets.political.assets.validation import political_pairwise_connections
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
 from argassets.political.scope import STUDY_NAME
 
 
-@dg.asset_check(asset=political_predictions, blocking=True, partitions_def=study_partitions(STUDY_NAME))
+@dg.asset_check(asset="political_predictions", blocking=True, partitions_def=study_partitions(STUDY_NAME))
 def political_scores_in_range(political_predictions: pd.DataFrame) -> dg.AssetCheckResult:
     """Every answer is a score 0-100 (an integer), NA (no score) or invalid (no score, kept and counted)."""
     frame = political_predictions

@@ -24,17 +24,23 @@ import pytest
 import asset_checks.argument_quality.length_bias as length_checks
 import asset_checks.argument_quality.published as published_checks
 import asset_checks.argument_quality.reports as aq_checks
-from argassets.argument_quality.assets import aggregation, judgments, length_bias, reports
+from argassets.argument_quality.assets import aggregation, length_bias, reports
 from argassets.argument_quality.corpus import find_corpus_files, load_corpus
 from argassets.argument_quality.findings import findings_markdown, read_section
 from argassets.argument_quality.published import PUBLISHED_FILES, read_published_table
 from argassets.argument_quality.resources import WebisSourceResource
+from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
+from argassets.platform.judging.study_asset import judging_asset
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
+from argassets.studies import code_location_studies
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
+
+#: The judging asset the platform builds from the study's declaration.
+AQ_JUDGMENTS = judging_asset(ARGUMENT_QUALITY)
 
 pytestmark = pytest.mark.slow
 
@@ -104,7 +110,7 @@ def run(tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path):
         "io_manager": duckdb_io_manager(str(database)),
         "data": PublishedDataResource(data_dir=str(shared_data_dir)),
         "webis_source": WebisSourceResource(url=""),
-        "registry": ModelRegistryResource(path=str(registry)),
+        "registry": ModelRegistryResource(path=str(registry), studies=code_location_studies()),
         "judge": JudgeResource(),
         "judgment_cache": JudgmentCacheResource(path=str(folder / "cache.sqlite")),
     }
@@ -116,14 +122,14 @@ def run(tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path):
         assert dg.materialize(UPSTREAM, resources=res, instance=instance).success
         for name in partitions:
             assert dg.materialize(
-                [judgments.aq_judgments, *UPSTREAM],
-                selection=[judgments.aq_judgments],
+                [AQ_JUDGMENTS, *UPSTREAM],
+                selection=[AQ_JUDGMENTS],
                 partition_key=name,
                 resources=res,
                 instance=instance,
             ).success
         result = dg.materialize(
-            [*UPSTREAM, judgments.aq_judgments, *REPORTS, *CHECKS],
+            [*UPSTREAM, AQ_JUDGMENTS, *REPORTS, *CHECKS],
             selection=dg.AssetSelection.assets(*REPORTS),
             resources=res,
             instance=instance,

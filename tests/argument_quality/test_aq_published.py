@@ -17,7 +17,7 @@ from argassets.argument_quality.published import (
     read_published_table,
 )
 from argassets.argument_quality.published_reproduction import reproduction_summary, reproduction_table, with_published
-from argassets.platform.registry.entries import load_registry
+from argassets.studies import load_registry
 
 METRICS = list(PUBLISHED_METRICS.values())
 

@@ -15,16 +15,10 @@ import pandas as pd
 import pytest
 
 import asset_checks.argument_quality.reports as aq_checks
-from argassets.argument_quality.assets import (
-    aggregation,
-    corpora,
-    judgments,
-    length_bias,
-    prompts,
-    reports,
-    results_page,
-)
+from argassets.argument_quality.assets import aggregation, corpora, length_bias, prompts, reports, results_page
 from argassets.argument_quality.resources import WebisSourceResource
+from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
+from argassets.platform.judging.study_asset import judging_asset
 from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.reporting.pages import page_url
 from argassets.platform.resources.data import PublishedDataResource
@@ -32,7 +26,11 @@ from argassets.platform.resources.judges import JudgeResource, JudgmentCacheReso
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.platform.storage.reader_file import copy_warehouse
+from argassets.studies import code_location_studies
 from tests.model_partitions import add_partitions
+
+#: The judging asset the platform builds from the study's declaration.
+AQ_JUDGMENTS = judging_asset(ARGUMENT_QUALITY)
 
 UPSTREAM = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts]
 MINE = [
@@ -75,7 +73,7 @@ def resources(database: Path, registry: Path, cache: Path, data_dir: Path | None
         "io_manager": duckdb_io_manager(str(database)),
         "data": PublishedDataResource(data_dir=str(data_dir) if data_dir else None),
         "webis_source": WebisSourceResource(url=""),
-        "registry": ModelRegistryResource(path=str(registry)),
+        "registry": ModelRegistryResource(path=str(registry), studies=code_location_studies()),
         "judge": JudgeResource(),
         "judgment_cache": JudgmentCacheResource(path=str(cache)),
     }
@@ -88,7 +86,7 @@ def read(database: Path, table: str) -> pd.DataFrame:
 
 def materialise_reports(res: dict, instance, run_config: dict | None = None):
     return dg.materialize(
-        [*UPSTREAM, judgments.aq_judgments, *MINE, *CHECKS],
+        [*UPSTREAM, AQ_JUDGMENTS, *MINE, *CHECKS],
         selection=dg.AssetSelection.assets(*MINE),
         resources=res,
         instance=instance,
@@ -114,8 +112,8 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory, upstream_db: Path):
         add_partitions(instance, [*ENTRIES, "never-run"])
         for name in ENTRIES:
             assert dg.materialize(
-                [judgments.aq_judgments, *UPSTREAM],
-                selection=[judgments.aq_judgments],
+                [AQ_JUDGMENTS, *UPSTREAM],
+                selection=[AQ_JUDGMENTS],
                 partition_key=name,
                 resources=res,
                 instance=instance,

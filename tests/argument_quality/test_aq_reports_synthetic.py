@@ -31,8 +31,8 @@ from argassets.argument_quality.report_checks import (
 )
 from argassets.argument_quality.synthetic import SyntheticJudge, synthetic_judgments
 from argassets.argument_quality.voting import majority_votes
-from argassets.platform.registry.entries import parse_registry
 from argassets.platform.reporting.presentation import markdown_table
+from argassets.studies import parse_registry
 
 JUDGES = [
     SyntheticJudge("sharp", noise=0.2, tie_band=0.2, probabilities=True),

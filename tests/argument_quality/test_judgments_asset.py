@@ -11,11 +11,12 @@ import pandas as pd
 import pytest
 
 import asset_checks.argument_quality.judgments as checks
-from argassets.argument_quality.assets import judgments
 from argassets.argument_quality.resources import WebisSourceResource
+from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
 from argassets.platform.judging.engines.baselines import LongerWinsJudge, RandomJudge
 from argassets.platform.judging.engines.random_engine import RandomEntry
 from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
+from argassets.platform.judging.study_asset import judging_asset
 from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.data import PublishedDataResource
@@ -23,8 +24,13 @@ from argassets.platform.resources.judges import JudgeResource, JudgmentCacheReso
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.platform.storage.reader_file import copy_warehouse
+from argassets.platform.study import ImportKeys
+from argassets.studies import code_location_studies
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
+
+#: The judging asset the platform builds from the study's declaration.
+AQ_JUDGMENTS = judging_asset(ARGUMENT_QUALITY)
 
 REGISTRY = """
 [[models]]
@@ -106,13 +112,13 @@ class ScriptedJudgeResource(JudgeResource):
     mode: str = "registry"
     die_on_batch: int = 2
 
-    def build(self, entry: ModelEntry):
+    def build(self, entry: ModelEntry, import_keys: Sequence[ImportKeys] = ()):
         if self.mode == "flaky":
             judge = FlakyJudge(self.die_on_batch, CALLS)
             return judge
         if self.mode == "garbage":
             return GarbageJudge()
-        return super().build(entry)
+        return super().build(entry, import_keys)
 
 
 CALLS: list = []
@@ -142,7 +148,7 @@ def run(env, partition: str, judge: JudgeResource | None = None, check_config: d
         "io_manager": duckdb_io_manager(str(env["database"])),
         "data": PublishedDataResource(data_dir=str(SAMPLE_DATA_DIR)),
         "webis_source": WebisSourceResource(url=""),
-        "registry": ModelRegistryResource(path=str(env["registry"])),
+        "registry": ModelRegistryResource(path=str(env["registry"]), studies=code_location_studies()),
         "judge": judge or JudgeResource(),
         "judgment_cache": JudgmentCacheResource(path=str(env["cache"])),
     }
@@ -150,8 +156,8 @@ def run(env, partition: str, judge: JudgeResource | None = None, check_config: d
     if check_config is not None:
         config = dg.RunConfig(ops={"aq_judgments_aq_judgments_label_validity": check_config})
     return dg.materialize(
-        [judgments.aq_judgments, *UPSTREAM, *CHECKS],
-        selection=dg.AssetSelection.assets(judgments.aq_judgments),
+        [AQ_JUDGMENTS, *UPSTREAM, *CHECKS],
+        selection=dg.AssetSelection.assets(AQ_JUDGMENTS),
         resources=resources,
         instance=env["instance"],
         partition_key=partition,

@@ -9,14 +9,20 @@ import duckdb
 import pytest
 
 import asset_checks.argument_quality.judgments as checks
-from argassets.argument_quality.assets import corpora, judgments, prompts
+from argassets.argument_quality.assets import corpora, prompts
 from argassets.argument_quality.resources import WebisSourceResource
+from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
 from argassets.platform.judging.engines import baselines
+from argassets.platform.judging.study_asset import judging_asset
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
+from argassets.studies import code_location_studies
 from tests.model_partitions import add_partitions
+
+#: The judging asset the platform builds from the study's declaration.
+AQ_JUDGMENTS = judging_asset(ARGUMENT_QUALITY)
 
 FULL_ITEMS = 13952 * 3 * 3  # comparisons per dimension x dimensions x strategies
 
@@ -36,7 +42,7 @@ def test_full_corpus_baseline_partition(tmp_path: Path, shared_data_dir: Path, m
         "io_manager": duckdb_io_manager(str(database)),
         "data": PublishedDataResource(data_dir=str(shared_data_dir)),
         "webis_source": WebisSourceResource(url=""),
-        "registry": ModelRegistryResource(),
+        "registry": ModelRegistryResource(studies=code_location_studies()),
         "judge": JudgeResource(),
         "judgment_cache": JudgmentCacheResource(path=str(tmp_path / "cache.sqlite")),
     }
@@ -54,8 +60,8 @@ def test_full_corpus_baseline_partition(tmp_path: Path, shared_data_dir: Path, m
 
         def judge_partition():
             return dg.materialize(
-                [judgments.aq_judgments, *upstream, checks.aq_judgments_label_validity, checks.aq_judgments_complete],
-                selection=dg.AssetSelection.assets(judgments.aq_judgments),
+                [AQ_JUDGMENTS, *upstream, checks.aq_judgments_label_validity, checks.aq_judgments_complete],
+                selection=dg.AssetSelection.assets(AQ_JUDGMENTS),
                 resources=resources,
                 instance=instance,
                 partition_key="longer-wins",

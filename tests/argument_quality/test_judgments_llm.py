@@ -9,14 +9,20 @@ import duckdb
 import pytest
 
 import asset_checks.argument_quality.judgments as checks
-from argassets.argument_quality.assets import corpora, judgments, prompts
+from argassets.argument_quality.assets import corpora, prompts
 from argassets.argument_quality.resources import WebisSourceResource
+from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
+from argassets.platform.judging.study_asset import judging_asset
 from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
+from argassets.studies import code_location_studies
 from tests.model_partitions import add_partitions
+
+#: The judging asset the platform builds from the study's declaration.
+AQ_JUDGMENTS = judging_asset(ARGUMENT_QUALITY)
 
 pytestmark = pytest.mark.llm
 
@@ -39,7 +45,7 @@ def test_smollm2_partition(tmp_path: Path):
         "io_manager": duckdb_io_manager(str(tmp_path / "db.duckdb")),
         "data": PublishedDataResource(data_dir=str(SAMPLE_DATA_DIR)),
         "webis_source": WebisSourceResource(url=""),
-        "registry": ModelRegistryResource(path=str(registry)),
+        "registry": ModelRegistryResource(path=str(registry), studies=code_location_studies()),
         "judge": JudgeResource(llama_threads=2),
         "judgment_cache": JudgmentCacheResource(path=str(tmp_path / "cache.sqlite")),
     }
@@ -47,8 +53,8 @@ def test_smollm2_partition(tmp_path: Path):
     with dg.instance_for_test() as instance:
         add_partitions(instance, ["smollm2-135m"])
         assert dg.materialize(upstream, resources=resources, instance=instance).success
-        selection = dg.AssetSelection.assets(judgments.aq_judgments)
-        assets = [judgments.aq_judgments, *upstream, checks.aq_judgments_complete, checks.aq_judgments_label_validity]
+        selection = dg.AssetSelection.assets(AQ_JUDGMENTS)
+        assets = [AQ_JUDGMENTS, *upstream, checks.aq_judgments_complete, checks.aq_judgments_label_validity]
         result = dg.materialize(
             assets, selection=selection, resources=resources, instance=instance, partition_key="smollm2-135m"
         )

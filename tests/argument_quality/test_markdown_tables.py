@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from argassets.argument_quality.assets.judgments import label_summary_markdown
+from argassets.argument_quality.judgments import label_summary_markdown
 from argassets.platform.reporting.presentation import markdown_table
 from asset_checks.argument_quality import judgments as checks
 

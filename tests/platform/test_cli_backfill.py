@@ -116,8 +116,11 @@ def test_partitions_then_one_partition_then_a_range_from_the_cli(workspace: dict
 
     from argassets.definitions import defs
     from argassets.platform.operations.automation import operations_layout
+    from argassets.studies import code_location_studies
 
-    inputs = operations_layout(defs.resolve_asset_graph()).unpartitioned_ancestors["argument_quality"]
+    inputs = operations_layout(defs.resolve_asset_graph(), code_location_studies()).unpartitioned_ancestors[
+        "argument_quality"
+    ]
     run(
         env,
         "dagster",

@@ -16,9 +16,8 @@ from argassets.cli import common, materialize
 from argassets.cli.common import CliError
 from argassets.platform.operations.automation import operations_layout
 from argassets.platform.operations.check_coverage import unevaluated_checks
-from argassets.platform.operations.run_engine import Executor
 from argassets.platform.operations.run_recovery import HOST_TAG, PID_TAG
-from argassets.platform.registry.entries import parse_registry
+from argassets.studies import code_location_studies, parse_registry
 
 REG = parse_registry(
     {
@@ -172,8 +171,10 @@ def test_run_default_without_published_data_runs_study_a_on_the_embedded_sample(
         report = db.execute("select model, count(*) from aq_agreement_report group by 1 order by 1").fetchall()
         assert report == [("longer-wins", 12), ("random", 12)]
     instance = dg.DagsterInstance.get()
-    graph = Executor(instance, common.DEFINITIONS_MODULE).repo_def.asset_graph
-    unevaluated = unevaluated_checks(instance, graph, operations_layout(graph), left_out={"political"})
+    graph = common.executor(instance).repo_def.asset_graph
+    unevaluated = unevaluated_checks(
+        instance, graph, operations_layout(graph, code_location_studies()), left_out={"political"}
+    )
     assert unevaluated == {}, unevaluated
 
 

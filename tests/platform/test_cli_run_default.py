@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from argassets.platform.operations.run_engine import Executor
-from argassets.platform.registry.entries import parse_registry
+from argassets.studies import parse_registry
 
 REGISTRY = parse_registry(
     {

@@ -10,7 +10,7 @@ from argassets.platform.judging.engines import build_judge, cpu_dtype
 from argassets.platform.judging.engines.cpu_dtype import cpu_flags, engine_dtype, native_cpu_dtype
 from argassets.platform.judging.engines.vllm_backend import VLLMJudge
 from argassets.platform.judging.identity import identity_key, model_identity
-from argassets.platform.registry.entries import load_registry, parse_registry
+from argassets.studies import load_registry, parse_registry
 
 #: Flag lines of two real CPUs: an AVX2-only EPYC (no native bfloat16) and a Sapphire Rapids Xeon.
 AVX2_FLAGS = "fpu vme sse sse2 ssse3 sse4_1 sse4_2 avx f16c avx2 fma bmi2"

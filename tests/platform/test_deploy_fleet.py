@@ -23,7 +23,7 @@ import yaml
 
 from argassets.platform.judging.engines import build_judge
 from argassets.platform.judging.interface import ChatRequest, SamplingParams
-from argassets.platform.registry.entries import load_registry
+from argassets.studies import load_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 FLEET = ROOT / "deploy" / "vllm-fleet"

@@ -27,7 +27,7 @@ from dagster._core.storage.dagster_run import DagsterRun
 from dagster_k8s import K8sRunLauncher
 
 from argassets.platform.operations.run_tags import run_tags_for_entry
-from argassets.platform.registry.entries import load_registry, parse_registry
+from argassets.studies import load_registry, parse_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,9 +16,11 @@ import pytest
 from argassets.platform.judging.engines import cpu_dtype
 from argassets.platform.judging.identity import identity_key, model_identity
 from argassets.platform.registry.diff import entry_fingerprint
-from argassets.platform.registry.entries import load_registry, parse_registry
+from argassets.studies import code_location_studies, load_registry, parse_registry
 
 FLEET_REGISTRY = Path(__file__).resolve().parents[2] / "deploy" / "vllm-fleet" / "models.toml"
+#: The studies the registries are validated against (their scope fields shape the fingerprint).
+STUDIES = code_location_studies()
 CPU_FLAGS = {"avx2": "fpu avx avx2 fma", "bf16": "avx512f avx512_bf16 amx_bf16"}
 
 #: name -> (identity key on an AVX2 CPU, identity key with native bfloat16, registry fingerprint)
@@ -161,7 +163,7 @@ def test_shipped_entries_keep_their_identity_and_fingerprint(
     column = 0 if cpu == "avx2" else 1
     keys = {entry.name: identity_key(model_identity(entry)) for entry in registry.models}
     assert keys == {name: pins[column] for name, pins in SHIPPED.items()}
-    assert {entry.name: entry_fingerprint(entry) for entry in registry.models} == {
+    assert {entry.name: entry_fingerprint(entry, STUDIES) for entry in registry.models} == {
         name: pins[2] for name, pins in SHIPPED.items()
     }
 
@@ -169,7 +171,7 @@ def test_shipped_entries_keep_their_identity_and_fingerprint(
 def test_fleet_entries_keep_their_identity_and_fingerprint() -> None:
     fleet = load_registry(FLEET_REGISTRY)
     served = {
-        entry.name: (identity_key(model_identity(entry)), entry_fingerprint(entry))
+        entry.name: (identity_key(model_identity(entry)), entry_fingerprint(entry, STUDIES))
         for entry in fleet.models
         if entry.name in FLEET
     }
@@ -179,4 +181,4 @@ def test_fleet_entries_keep_their_identity_and_fingerprint() -> None:
 @pytest.mark.parametrize(("fields", "key", "fingerprint"), OTHERS, ids=[fields["name"] for fields, _, _ in OTHERS])
 def test_other_configurations_keep_their_identity_and_fingerprint(fields: dict, key: str, fingerprint: str) -> None:
     [entry] = parse_registry({"models": [fields]}).models
-    assert (identity_key(model_identity(entry)), entry_fingerprint(entry)) == (key, fingerprint)
+    assert (identity_key(model_identity(entry)), entry_fingerprint(entry, STUDIES)) == (key, fingerprint)

@@ -12,16 +12,17 @@ import duckdb
 import pandas as pd
 import pytest
 
-from argassets.argument_quality.assets import judgments
-from argassets.argument_quality.judgments import workload
 from argassets.argument_quality.resources import WebisSourceResource
+from argassets.argument_quality.scope import ArgumentQualityScope
+from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
 from argassets.platform.judging.identity import cache_model_key, identity_key, model_identity
 from argassets.platform.judging.incremental import judge_incrementally
 from argassets.platform.judging.interface import ChatRequest, Judge, JudgeSettings, SamplingParams
 from argassets.platform.judging.prompt_tokens import APPROXIMATION, approx_tokens, prompt_token_counts
+from argassets.platform.judging.study_asset import judging_asset, study_workload
 from argassets.platform.operations.estimate import estimate_partition, missing_completions
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from argassets.platform.registry.entries import RegistryError, parse_registry
+from argassets.platform.registry.entries import RegistryError
 from argassets.platform.registry.model_entry import (
     EngineRegistrationError,
     ModelEntry,
@@ -36,12 +37,15 @@ from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 from argassets.platform.storage.reader_file import copy_warehouse
+from argassets.studies import code_location_studies, parse_registry
 from tests.model_partitions import add_partitions
 from tests.platform.toy_engine import ToyEntry, ToyJudge
 from tests.sample_fixtures import UPSTREAM
 
 SCOPE = 'scope = { topics = [1], dimensions = ["logic"], strategies = ["zero"], max_comparisons = 6 }'
 ITEMS = 6 * 3  # comparisons x runs
+#: The judging asset the platform builds from Study A's declaration.
+AQ_JUDGMENTS = judging_asset(ARGUMENT_QUALITY)
 
 
 def _toy_registry(extra: str = "") -> str:
@@ -53,13 +57,13 @@ def _materialize(tmp_path: Path, database: Path, registry: str) -> dict[str, Any
     with dg.instance_for_test() as instance:
         add_partitions(instance, ["toy-judge"])
         result = dg.materialize(
-            [judgments.aq_judgments, *UPSTREAM],
-            selection=dg.AssetSelection.assets(judgments.aq_judgments),
+            [AQ_JUDGMENTS, *UPSTREAM],
+            selection=dg.AssetSelection.assets(AQ_JUDGMENTS),
             resources={
                 "io_manager": duckdb_io_manager(str(database)),
                 "data": PublishedDataResource(data_dir=str(SAMPLE_DATA_DIR)),
                 "webis_source": WebisSourceResource(url=""),
-                "registry": ModelRegistryResource(path=str(tmp_path / "models.toml")),
+                "registry": ModelRegistryResource(path=str(tmp_path / "models.toml"), studies=code_location_studies()),
                 "judge": JudgeResource(),
                 "judgment_cache": JudgmentCacheResource(path=str(tmp_path / "cache.sqlite")),
             },
@@ -99,14 +103,14 @@ def test_the_toy_engine_judges_a_partition_and_keeps_its_cache_identity(tmp_path
 def test_the_toy_engine_is_estimated_with_its_own_tokenizer(tmp_path: Path, upstream_db: Path) -> None:
     entry = model_entry(
         name="toy-judge", backend="toy", studies=["argument_quality"], throughput=9.0,
-        scope={"topics": [1], "dimensions": ["logic"], "strategies": ["zero"], "max_comparisons": 6},
+        scope={"argument_quality": ArgumentQualityScope(topics=[1], dimensions=["logic"], strategies=["zero"], max_comparisons=6)},
     )  # fmt: skip
     with duckdb.connect(str(upstream_db), read_only=True) as con:
 
         def load(table: str) -> pd.DataFrame:
             return con.execute(f"SELECT * FROM main.{table}").df()
 
-        requests, n_runs, sampling = workload(entry, load)
+        requests, n_runs, sampling = study_workload(ARGUMENT_QUALITY, entry, load)
     cache = JudgmentCache(tmp_path / "cache.sqlite")
     try:
         judge = entry.build_judge(JudgeSettings())

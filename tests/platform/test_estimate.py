@@ -19,9 +19,9 @@ from argassets.platform.operations.estimate import (
     missing_completions,
     time_limit_minutes,
 )
-from argassets.platform.registry.entries import load_registry
 from argassets.platform.registry.model_entry import model_entry
 from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
+from argassets.studies import load_registry
 
 
 def _requests() -> list[ChatRequest]:

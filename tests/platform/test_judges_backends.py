@@ -18,8 +18,11 @@ from argassets.platform.judging.engines.openai_compat import OpenAIJudge
 from argassets.platform.judging.engines.vllm_backend import VLLMJudge, engine_kwargs, request_seed, sampling_kwargs
 from argassets.platform.judging.interface import ChatRequest, SamplingParams
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.registry.entries import load_registry
 from argassets.platform.registry.model_entry import model_entry
+from argassets.studies import code_location_studies, load_registry
+
+#: The import keys of the code location's studies (what a tidy file of an entry of both may hold).
+KEY_SETS = [study.import_keys for study in code_location_studies()]
 
 SCORE_SCHEMA = {
     "type": "object",
@@ -214,7 +217,7 @@ def test_import_judge_answers_from_a_tidy_file(tmp_path: Path):
         }
     ]
     path = _write_tidy(tmp_path / "judgments.csv", rows)
-    judge = ImportJudge(path, model_name="ext")
+    judge = ImportJudge(path, model_name="ext", key_sets=KEY_SETS)
     out = judge.complete([_aq("c1")], SamplingParams(1.0), [0, 1, 2])
     assert [c.text for c in out[0]] == ["A", " B", "Tie"]
     with pytest.raises(ValueError, match=r"1 judgment\(s\) missing .*c2, logic, zero, ab, 0"):
@@ -224,7 +227,7 @@ def test_import_judge_answers_from_a_tidy_file(tmp_path: Path):
     pd.DataFrame(
         [{"comparison_id": "c1", "dimension": "logic", "strategy": "zero", "run": 0, "label": "Tie"}]
     ).to_parquet(parquet)
-    assert ImportJudge(parquet).complete([_aq("c1")], SamplingParams(1.0), [0])[0][0].text == "Tie"
+    assert ImportJudge(parquet, key_sets=KEY_SETS).complete([_aq("c1")], SamplingParams(1.0), [0])[0][0].text == "Tie"
 
 
 @pytest.mark.parametrize(
@@ -282,7 +285,7 @@ def test_import_judge_answers_from_a_tidy_file(tmp_path: Path):
 def test_import_format_errors_name_file_and_row(tmp_path: Path, rows, message):
     path = _write_tidy(tmp_path / "bad.csv", rows)
     with pytest.raises(ImportFormatError, match=message) as info:
-        load_tidy_judgments(path, "ext")
+        load_tidy_judgments(path, "ext", key_sets=KEY_SETS)
     assert str(path) in str(info.value)
 
 
@@ -300,11 +303,11 @@ def test_import_keeps_label_probabilities(tmp_path: Path):
         path = tmp_path / f"probabilities.{suffix}"
         frame = pd.DataFrame(rows)
         frame.to_csv(path, index=False) if suffix == "csv" else frame.to_parquet(path)
-        tidy, _ = load_tidy_judgments(path)
+        tidy, _ = load_tidy_judgments(path, key_sets=KEY_SETS)
         assert tidy[["p_a", "p_b", "p_tie"]].iloc[0].tolist() == [0.7, 0.2, 0.1]
         assert tidy[["p_a", "p_b", "p_tie"]].iloc[1].isna().all()
     plain = [{k: v for k, v in row.items() if not k.startswith("p_")} for row in rows]
-    without, _ = load_tidy_judgments(_write_tidy(tmp_path / "plain.csv", plain))
+    without, _ = load_tidy_judgments(_write_tidy(tmp_path / "plain.csv", plain), key_sets=KEY_SETS)
     assert "p_a" not in without.columns
     # The judge hands them on with each completion, over the request's choices.
     request = ChatRequest(
@@ -314,9 +317,13 @@ def test_import_keeps_label_probabilities(tmp_path: Path):
         choices=("A", "B", "Tie"),
         context={"comparison_id": "c1", "dimension": "logic", "strategy": "zero"},
     )
-    given, empty = ImportJudge(tmp_path / "probabilities.csv").complete([request], SamplingParams(1.0), [0, 1])[0]
+    given, empty = ImportJudge(tmp_path / "probabilities.csv", key_sets=KEY_SETS).complete(
+        [request], SamplingParams(1.0), [0, 1]
+    )[0]
     assert given.label_probs == {"A": 0.7, "B": 0.2, "Tie": 0.1} and empty.label_probs is None
-    plain_run = ImportJudge(tmp_path / "plain.csv").complete([request], SamplingParams(1.0), [0])[0][0]
+    plain_run = ImportJudge(tmp_path / "plain.csv", key_sets=KEY_SETS).complete([request], SamplingParams(1.0), [0])[0][
+        0
+    ]
     assert plain_run.label_probs is None
 
 
@@ -332,19 +339,19 @@ def test_import_keeps_label_probabilities(tmp_path: Path):
 def test_import_probability_errors_name_file_and_row(tmp_path: Path, probabilities, message):
     path = _write_tidy(tmp_path / "bad.csv", _probability_rows(*probabilities))
     with pytest.raises(ImportFormatError, match=message) as info:
-        load_tidy_judgments(path)
+        load_tidy_judgments(path, key_sets=KEY_SETS)
     assert str(path) in str(info.value)
 
 
 def test_import_needs_all_three_probability_columns(tmp_path: Path):
     rows = [{k: v for k, v in row.items() if k != "p_tie"} for row in _probability_rows(0.5, 0.5, 0.0)]
     with pytest.raises(ImportFormatError, match="has p_a, p_b but not p_tie"):
-        load_tidy_judgments(_write_tidy(tmp_path / "two.csv", rows))
+        load_tidy_judgments(_write_tidy(tmp_path / "two.csv", rows), key_sets=KEY_SETS)
 
 
 def test_import_missing_file(tmp_path: Path):
     with pytest.raises(ImportFormatError, match="import file not found"):
-        load_tidy_judgments(tmp_path / "none.csv")
+        load_tidy_judgments(tmp_path / "none.csv", key_sets=KEY_SETS)
 
 
 def test_build_judge_per_backend(tmp_path: Path):

@@ -17,8 +17,8 @@ import duckdb
 import pandas as pd
 import pytest
 
-from argassets.argument_quality.assets import judgments
 from argassets.argument_quality.resources import WebisSourceResource
+from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
 from argassets.platform.judging.engines import build_judge
 from argassets.platform.judging.engines.vllm_backend import (
     engine_kwargs,
@@ -30,17 +30,23 @@ from argassets.platform.judging.engines.vllm_backend import (
 from argassets.platform.judging.engines.vllm_model import converted_model_dir, file_sha256, read_stamp
 from argassets.platform.judging.identity import cache_model_key, identity_key, model_identity
 from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
+from argassets.platform.judging.study_asset import judging_asset
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from argassets.platform.registry.entries import RegistryError, load_registry, parse_registry
+from argassets.platform.registry.entries import RegistryError
 from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.platform.storage.reader_file import copy_warehouse
+from argassets.platform.study import ImportKeys
+from argassets.studies import code_location_studies, load_registry, parse_registry
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
+
+#: The judging asset the platform builds from the study's declaration.
+AQ_JUDGMENTS = judging_asset(ARGUMENT_QUALITY)
 
 SCOPE = 'scope = { topics = [1], dimensions = ["logic"], strategies = ["zero"], max_comparisons = 6 }'
 ITEMS = 6 * 3  # comparisons x runs
@@ -108,7 +114,7 @@ CALLS: list[int] = []
 
 
 class ScriptedJudgeResource(JudgeResource):
-    def build(self, entry: ModelEntry):
+    def build(self, entry: ModelEntry, import_keys: Sequence[ImportKeys] = ()):
         return ScriptedJudge(SILENT, CALLS)
 
 
@@ -117,13 +123,13 @@ def _materialize(tmp_path: Path, database: Path, registry: str, judge: JudgeReso
     with dg.instance_for_test() as instance:
         add_partitions(instance, ["m"])
         result = dg.materialize(
-            [judgments.aq_judgments, *UPSTREAM],
-            selection=dg.AssetSelection.assets(judgments.aq_judgments),
+            [AQ_JUDGMENTS, *UPSTREAM],
+            selection=dg.AssetSelection.assets(AQ_JUDGMENTS),
             resources={
                 "io_manager": duckdb_io_manager(str(database)),
                 "data": PublishedDataResource(data_dir=str(SAMPLE_DATA_DIR)),
                 "webis_source": WebisSourceResource(url=""),
-                "registry": ModelRegistryResource(path=str(tmp_path / "models.toml")),
+                "registry": ModelRegistryResource(path=str(tmp_path / "models.toml"), studies=code_location_studies()),
                 "judge": judge or JudgeResource(),
                 "judgment_cache": JudgmentCacheResource(path=str(tmp_path / "cache.sqlite")),
             },

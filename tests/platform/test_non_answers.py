@@ -21,8 +21,8 @@ import dagster as dg
 import duckdb
 import pandas as pd
 
-from argassets.argument_quality.assets import judgments
 from argassets.argument_quality.resources import WebisSourceResource
+from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
 from argassets.platform.judging.incremental import MAX_ATTEMPTS, JudgingPolicy, judge_incrementally
 from argassets.platform.judging.interface import (
     CachedCompletion,
@@ -32,6 +32,7 @@ from argassets.platform.judging.interface import (
     is_non_answer,
     utc_now,
 )
+from argassets.platform.judging.study_asset import judging_asset
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.registry.model_entry import ModelEntry
@@ -42,9 +43,14 @@ from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.platform.storage.judgment_cache import open_judgment_cache
 from argassets.platform.storage.judgment_cache.interface import new_owner_id
 from argassets.platform.storage.reader_file import copy_warehouse
+from argassets.platform.study import ImportKeys, RequestSet
 from argassets.political.predictions import prediction_table
+from argassets.studies import code_location_studies
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
+
+#: The judging asset the platform builds from the study's declaration.
+AQ_JUDGMENTS = judging_asset(ARGUMENT_QUALITY)
 
 SAMPLING = SamplingParams(1.0, seed=0)
 
@@ -120,7 +126,7 @@ def test_a_flagged_non_answer_is_invalid_in_the_table_even_when_its_text_parses(
         return CachedCompletion(key, 0, "m", "sha", "k", text, None, 0.1, now, now, "b", False, answered=answered)
 
     table = prediction_table(
-        [cached("x", '{"Score": 40}', True), cached("y", '{"Score": 40}', False)], "m", SAMPLING, "b", False, "full"
+        RequestSet([]), [cached("x", '{"Score": 40}', True), cached("y", '{"Score": 40}', False)], "m"
     )
     assert table.set_index("argument_id")["is_valid"].to_dict() == {"x": True, "y": False}
     assert table["score"].isna().tolist() == [False, True]
@@ -254,7 +260,7 @@ def test_an_invalid_answer_is_kept_and_not_asked_again(cache_location: str) -> N
     assert sent == [] and all(c.from_cache and c.answered and c.attempts == 1 for c in second)
     assert [c.text for c in second] == ['{"Score": 101}'] * 2 + ["I prefer A"] * 2 + ["A"] * 2
     cache.close()
-    table = prediction_table(second, "m", SAMPLING, "scripted", False, "full")
+    table = prediction_table(RequestSet([]), second, "m")
     out_of_range = table[table["argument_id"] == "item-0"]
     assert not out_of_range["is_valid"].any() and out_of_range["score"].isna().all()
     assert out_of_range["raw_output"].tolist() == ['{"Score": 101}'] * 2
@@ -359,7 +365,7 @@ ASKED: Counter = Counter()
 
 
 class ScriptedJudgeResource(JudgeResource):
-    def build(self, entry: ModelEntry) -> ScriptedJudge:
+    def build(self, entry: ModelEntry, import_keys: Sequence[ImportKeys] = ()) -> ScriptedJudge:
         return ScriptedJudge(SCRIPT, SENT, ASKED)
 
 
@@ -370,13 +376,13 @@ def _materialize(tmp_path: Path, database: Path, cache: str, succeeds: bool = Tr
     with dg.instance_for_test() as instance:
         add_partitions(instance, ["m"])
         result = dg.materialize(
-            [judgments.aq_judgments, *UPSTREAM],
-            selection=dg.AssetSelection.assets(judgments.aq_judgments),
+            [AQ_JUDGMENTS, *UPSTREAM],
+            selection=dg.AssetSelection.assets(AQ_JUDGMENTS),
             resources={
                 "io_manager": duckdb_io_manager(str(database)),
                 "data": PublishedDataResource(data_dir=str(SAMPLE_DATA_DIR)),
                 "webis_source": WebisSourceResource(url=""),
-                "registry": ModelRegistryResource(path=str(tmp_path / "models.toml")),
+                "registry": ModelRegistryResource(path=str(tmp_path / "models.toml"), studies=code_location_studies()),
                 "judge": ScriptedJudgeResource(),
                 "judgment_cache": JudgmentCacheResource(path=cache),
             },

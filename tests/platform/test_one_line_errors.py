@@ -40,11 +40,7 @@ def test_estimate_with_an_unreachable_cache_is_one_line_without_the_password(
     monkeypatch.setenv("ARGASSETS_CACHE", tricky_url(_closed_port()))
     # The workload needs no materialised input here: the cache is what is under test.
     request = ChatRequest("k", "system", "user")
-    monkeypatch.setattr(
-        cli_estimate,
-        "workloads",
-        lambda: {"argument_quality": ("aq_judgments", lambda entry, load: ([request], 3, SamplingParams(0.0)))},
-    )
+    monkeypatch.setattr(cli_estimate, "study_workload", lambda study, entry, load: ([request], 3, SamplingParams(0.0)))
     assert cli.main(["estimate", "random", "--study", "argument_quality"]) == 2
     line = _one_line_error(capsys)
     assert line.startswith("argassets: error: random / argument_quality: judgment cache postgresql://argassets:***@")

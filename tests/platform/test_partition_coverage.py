@@ -13,8 +13,10 @@ import duckdb
 import pandas as pd
 import pytest
 
-from argassets.argument_quality.assets import aggregation, judgments
+from argassets.argument_quality.assets import aggregation
 from argassets.argument_quality.resources import WebisSourceResource
+from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
+from argassets.platform.judging.study_asset import judging_asset
 from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.registry.partitions import PARTITION_METADATA, judge_models_partitions
 from argassets.platform.reporting.partition_coverage import coverage_problems, unlisted
@@ -25,8 +27,12 @@ from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.platform.storage.reader_file import copy_warehouse, store_path
 from argassets.political.assets.ensembles import political_model_stats
 from argassets.political.model_stats import PREDICTION_STATS_COLUMNS
+from argassets.studies import code_location_studies
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
+
+#: The judging asset the platform builds from the study's declaration.
+AQ_JUDGMENTS = judging_asset(ARGUMENT_QUALITY)
 
 MODELS = ("random", "longer-wins")
 REGISTRY = "".join(
@@ -50,7 +56,7 @@ def _resources(folder: Path, database: Path) -> dict:
         "io_manager": duckdb_io_manager(str(database)),
         "data": PublishedDataResource(data_dir=str(SAMPLE_DATA_DIR)),
         "webis_source": WebisSourceResource(url=""),
-        "registry": ModelRegistryResource(path=str(folder / "models.toml")),
+        "registry": ModelRegistryResource(path=str(folder / "models.toml"), studies=code_location_studies()),
         "judge": JudgeResource(),
         "judgment_cache": JudgmentCacheResource(path=str(folder / "cache.sqlite")),
     }
@@ -58,7 +64,7 @@ def _resources(folder: Path, database: Path) -> dict:
 
 def _votes(resources: dict, instance: dg.DagsterInstance) -> dg.ExecuteInProcessResult:
     return dg.materialize(
-        [aggregation.aq_majority_votes, judgments.aq_judgments, *UPSTREAM],
+        [aggregation.aq_majority_votes, AQ_JUDGMENTS, *UPSTREAM],
         selection=dg.AssetSelection.assets(aggregation.aq_majority_votes),
         resources=resources,
         instance=instance,
@@ -82,8 +88,8 @@ def test_majority_votes_fail_naming_a_materialised_partition_whose_rows_are_gone
         add_partitions(instance, list(MODELS))
         for name in MODELS:
             assert dg.materialize(
-                [judgments.aq_judgments, *UPSTREAM],
-                selection=dg.AssetSelection.assets(judgments.aq_judgments),
+                [AQ_JUDGMENTS, *UPSTREAM],
+                selection=dg.AssetSelection.assets(AQ_JUDGMENTS),
                 resources=resources,
                 instance=instance,
                 partition_key=name,
@@ -103,8 +109,8 @@ def test_majority_votes_fail_naming_a_materialised_partition_whose_rows_are_gone
 
         # Cut short instead of gone: named with both counts.
         assert dg.materialize(
-            [judgments.aq_judgments, *UPSTREAM],
-            selection=dg.AssetSelection.assets(judgments.aq_judgments),
+            [AQ_JUDGMENTS, *UPSTREAM],
+            selection=dg.AssetSelection.assets(AQ_JUDGMENTS),
             resources=resources,
             instance=instance,
             partition_key="random",

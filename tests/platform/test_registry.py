@@ -6,12 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from argassets.platform.registry.entries import (
-    DEFAULT_REGISTRY_PATH,
-    RegistryError,
-    load_registry,
-    parse_registry,
-)
+from argassets.platform.registry.entries import DEFAULT_REGISTRY_PATH, RegistryError
+from argassets.studies import load_registry, parse_registry
 
 PAPER_MODEL_IDS = {
     "mistralai/Mistral-7B-Instruct-v0.3",

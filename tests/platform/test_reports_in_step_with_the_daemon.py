@@ -31,7 +31,7 @@ from argassets.cli.common import sync_partitions
 from argassets.definitions import defs
 from argassets.platform.operations.automation import report_groups
 from argassets.platform.operations.run_tags import REPORTS_TAG
-from argassets.platform.registry.entries import load_registry
+from argassets.studies import load_registry
 from sensors.layout import code_location_layout
 from tests.cli_home import cli_environment
 

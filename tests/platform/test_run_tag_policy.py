@@ -12,8 +12,8 @@ from dagster._core.run_coordinator import SubmitRunContext
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
 from argassets.platform.operations.run_tags import MODEL_TAG, POOL_TAG, REPORTS_TAG, run_tags_for_entry
-from argassets.platform.registry.entries import load_registry
 from argassets.run_queue import TaggingRunCoordinator, policy_tags
+from argassets.studies import load_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 COORDINATOR = {"module": "argassets.run_queue", "class": "TaggingRunCoordinator"}

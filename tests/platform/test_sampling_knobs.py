@@ -11,8 +11,9 @@ from argassets.platform.judging.identity import model_identity
 from argassets.platform.judging.interface import ChatRequest, SamplingParams
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.registry.diff import entry_fingerprint
-from argassets.platform.registry.entries import RegistryError, parse_registry
+from argassets.platform.registry.entries import RegistryError
 from argassets.platform.registry.model_entry import ModelEntry
+from argassets.studies import code_location_studies, parse_registry
 
 REQUEST = ChatRequest("c", "s", "u", choices=LABELS)
 
@@ -61,8 +62,10 @@ def test_server_defaults_keep_the_old_identity_and_new_fields_keep_fingerprints(
     assert model_identity(stated)["sampling_knobs"] == "stated" and "sampling_knobs" not in model_identity(declared)
     assert build_judge(declared, environ={"ARGASSETS_OPENAI_BASE_URL": "http://h/v1"}).server_sampling_defaults  # type: ignore[attr-defined]
     plain = _entry(backend="random")
-    assert entry_fingerprint(plain) == entry_fingerprint(_entry(backend="random", mode="sample"))
-    assert entry_fingerprint(stated) != entry_fingerprint(declared)
+    assert entry_fingerprint(plain, code_location_studies()) == entry_fingerprint(
+        _entry(backend="random", mode="sample"), code_location_studies()
+    )
+    assert entry_fingerprint(stated, code_location_studies()) != entry_fingerprint(declared, code_location_studies())
     with pytest.raises(RegistryError, match="server_sampling_defaults"):
         _entry(backend="vllm", model_id="x", gpus=1, server_sampling_defaults=True)
     with pytest.raises(RegistryError, match="label_probabilities"):

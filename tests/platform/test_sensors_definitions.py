@@ -14,6 +14,7 @@ import pytest
 from argassets.definitions import defs
 from argassets.platform.operations.automation import MANUAL_KINDS, operations_layout
 from argassets.platform.operations.check_coverage import study_of_assets
+from argassets.studies import code_location_studies
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,7 +38,7 @@ def test_sensors_schedule_and_jobs_are_registered_and_start_running() -> None:
 def test_each_studys_reports_have_a_sensor_of_their_own_tagging_its_runs(graph) -> None:
     """One automation sensor per study's reports (its runs tagged for the queue's one-per-study
     limit); the code location's automation sensor evaluates everything else."""
-    layout = operations_layout(graph)
+    layout = operations_layout(graph, code_location_studies())
     repo = defs.get_repository_def()
     sensors = {s.name: s for s in repo.sensor_defs}
     for study, reports in layout.reports_by_study.items():
@@ -80,7 +81,7 @@ def test_automation_off_starts_everything_stopped() -> None:
 
 
 def test_every_report_over_all_partitions_has_the_all_partitions_condition(graph) -> None:
-    layout = operations_layout(graph)
+    layout = operations_layout(graph, code_location_studies())
     assert layout.roots == {
         "argument_quality": dg.AssetKey("aq_judgments"),
         "political": dg.AssetKey("political_predictions"),
@@ -101,7 +102,7 @@ def test_every_checked_asset_is_run_by_run_default_and_by_automation(graph) -> N
     was): every checked asset belongs to a study's layout, which run-default and --with-reports
     run, and all but the roots and the study inputs (run before any judging) have an automation
     condition."""
-    layout = operations_layout(graph)
+    layout = operations_layout(graph, code_location_studies())
     owners = study_of_assets(layout)
     assert dg.AssetKey("political_pairwise_connections") in layout.standalone_by_study["political"]
     for check_key in graph.asset_check_keys:

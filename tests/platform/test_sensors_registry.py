@@ -27,6 +27,7 @@ from argassets.platform.registry.partitions import (
     study_partitions,
 )
 from argassets.platform.resources.storage import duckdb_io_manager
+from argassets.studies import code_location_studies
 from sensors.registry_sensor import model_registry_sensor
 from sensors.schedules import nightly_refresh_schedule
 
@@ -145,7 +146,7 @@ class Harness:
 
     def __post_init__(self) -> None:
         self.defs = dg.Definitions(
-            assets=with_automation(STUB_ASSETS),
+            assets=with_automation(STUB_ASSETS, code_location_studies()),
             sensors=[model_registry_sensor],
             schedules=[nightly_refresh_schedule],
             resources={"io_manager": duckdb_io_manager(str(self.database))},

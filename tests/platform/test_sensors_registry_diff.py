@@ -18,8 +18,10 @@ from argassets.platform.registry.diff import (
     merge_pending,
     plan_registry_work,
 )
-from argassets.platform.registry.entries import parse_registry
+from argassets.studies import code_location_studies, parse_registry
 from sensors.registry_sensor import default_run_backends, run_backends
+
+STUDIES = code_location_studies()
 
 
 def registry(*entries: dict):
@@ -32,13 +34,14 @@ GPU = {"name": "big", "backend": "vllm", "model_id": "x/y", "gpus": 4, "studies"
 
 
 def test_fingerprint_ignores_description_and_spelled_out_defaults_but_not_sampling() -> None:
-    base = registry(A).get("a")
-    assert entry_fingerprint(base) == entry_fingerprint(registry({**A, "description": "x"}).get("a"))
-    assert entry_fingerprint(base) == entry_fingerprint(registry({**A, "reasoning": False}).get("a"))
-    big = registry(GPU).get("big")
-    assert entry_fingerprint(big) == entry_fingerprint(registry({**GPU, "device": "gpu", "dtype": "auto"}).get("big"))
-    assert entry_fingerprint(base) != entry_fingerprint(registry({**A, "sampling": {"temperature": 0.5}}).get("a"))
-    assert entry_fingerprint(base) != entry_fingerprint(registry({**A, "scope": {"topics": [1]}}).get("a"))
+    def fingerprint(entry: dict, name: str) -> str:
+        return entry_fingerprint(registry(entry).get(name), STUDIES)
+
+    assert fingerprint(A, "a") == fingerprint({**A, "description": "x"}, "a")
+    assert fingerprint(A, "a") == fingerprint({**A, "reasoning": False}, "a")
+    assert fingerprint(GPU, "big") == fingerprint({**GPU, "device": "gpu", "dtype": "auto"}, "big")
+    assert fingerprint(A, "a") != fingerprint({**A, "sampling": {"temperature": 0.5}}, "a")
+    assert fingerprint(A, "a") != fingerprint({**A, "scope": {"topics": [1]}}, "a")
 
 
 def test_diff_names_added_changed_removed_in_order() -> None:
@@ -178,5 +181,5 @@ def test_fingerprints_did_not_change_when_scopes_became_per_study() -> None:
         }
     )
     before = {"plain": "eba6313f7945ca95", "pilot": "94a83406ad8c48c9", "aq": "37bf71ab4b54160a"}
-    assert {name: entry_fingerprint(entries.get(name)) for name in before} == before
-    assert entry_fingerprint(tables.get("pilot")) == before["pilot"]
+    assert {name: entry_fingerprint(entries.get(name), STUDIES) for name in before} == before
+    assert entry_fingerprint(tables.get("pilot"), STUDIES) == before["pilot"]

@@ -25,9 +25,9 @@ import pandas as pd
 import pytest
 
 from argassets.platform.judging.identity import cache_model_key
-from argassets.platform.registry.entries import load_registry
 from argassets.platform.storage.judgment_cache import open_judgment_cache
 from argassets.platform.storage.table_store import ParquetTableStore
+from argassets.studies import load_registry
 from tests.judgments_http import Reply, ScriptedServer, Seen, chat_reply
 from tests.postgres_server import TemporaryPostgres, _free_port
 from tests.slurm_cluster import TemporarySlurmCluster

@@ -20,8 +20,10 @@ import duckdb
 import pandas as pd
 import pytest
 
-from argassets.argument_quality.assets import aggregation, judgments
+from argassets.argument_quality.assets import aggregation
 from argassets.argument_quality.resources import WebisSourceResource
+from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
+from argassets.platform.judging.study_asset import judging_asset
 from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
@@ -35,8 +37,12 @@ from argassets.platform.resources.storage import (
     table_io_manager,
 )
 from argassets.platform.storage.table_store import TABLES_ENV_VAR, ParquetTableStore, partition_dirname
+from argassets.studies import code_location_studies
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
+
+#: The judging asset the platform builds from the study's declaration.
+AQ_JUDGMENTS = judging_asset(ARGUMENT_QUALITY)
 
 N_WRITERS = 8
 WRITERS = [f"rand-{i}" for i in range(N_WRITERS)]
@@ -58,7 +64,7 @@ def _resources(io_manager, folder: Path) -> dict:
         "io_manager": io_manager,
         "data": PublishedDataResource(data_dir=str(SAMPLE_DATA_DIR)),
         "webis_source": WebisSourceResource(url=""),
-        "registry": ModelRegistryResource(path=str(folder / "models.toml")),
+        "registry": ModelRegistryResource(path=str(folder / "models.toml"), studies=code_location_studies()),
         "judge": JudgeResource(),
         "judgment_cache": JudgmentCacheResource(path=str(folder / "cache.sqlite")),
     }
@@ -66,8 +72,8 @@ def _resources(io_manager, folder: Path) -> dict:
 
 def _materialise_partition(io_manager, folder: Path, partition: str, instance: dg.DagsterInstance) -> None:
     result = dg.materialize(
-        [judgments.aq_judgments, *UPSTREAM],
-        selection=dg.AssetSelection.assets(judgments.aq_judgments),
+        [AQ_JUDGMENTS, *UPSTREAM],
+        selection=dg.AssetSelection.assets(AQ_JUDGMENTS),
         resources=_resources(io_manager, folder),
         instance=instance,
         partition_key=partition,
@@ -78,7 +84,7 @@ def _materialise_partition(io_manager, folder: Path, partition: str, instance: d
 def _report(io_manager, folder: Path, instance: dg.DagsterInstance) -> pd.DataFrame:
     """Materialise aq_majority_votes (reads every aq_judgments partition) and return its table."""
     result = dg.materialize(
-        [aggregation.aq_majority_votes, judgments.aq_judgments, *UPSTREAM],
+        [aggregation.aq_majority_votes, AQ_JUDGMENTS, *UPSTREAM],
         selection=dg.AssetSelection.assets(aggregation.aq_majority_votes),
         resources=_resources(io_manager, folder),
         instance=instance,
@@ -184,8 +190,8 @@ def test_a_partition_key_with_a_quote_breaks_no_report(storage: str, folder: Pat
         assert dg.materialize(UPSTREAM, resources=_resources(manager, folder), instance=instance).success
         _materialise_partition(manager, folder, WRITERS[0], instance)
         bad = dg.materialize(
-            [judgments.aq_judgments, *UPSTREAM],
-            selection=dg.AssetSelection.assets(judgments.aq_judgments),
+            [AQ_JUDGMENTS, *UPSTREAM],
+            selection=dg.AssetSelection.assets(AQ_JUDGMENTS),
             resources=_resources(manager, folder),
             instance=instance,
             partition_key="it's mine",

@@ -32,17 +32,19 @@ import httpx
 import pandas as pd
 import pytest
 
-from argassets.argument_quality.assets import corpora, judgments, prompts
+from argassets.argument_quality.assets import corpora, prompts
 from argassets.argument_quality.corpus import find_corpus_files, load_corpus
 from argassets.argument_quality.judgments import N_RUNS
 from argassets.argument_quality.prompts import render_prompts
 from argassets.argument_quality.resources import WebisSourceResource
+from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
 from argassets.platform.judging.choice_parsing import parse_choice
 from argassets.platform.judging.engines import build_judge
 from argassets.platform.judging.engines.openai_compat import OpenAIJudge
 from argassets.platform.judging.engines.vllm_backend import VLLMJudge, run_seed, serve_args
 from argassets.platform.judging.engines.vllm_model import ensure_converted, read_stamp
 from argassets.platform.judging.interface import ChatRequest, SamplingParams
+from argassets.platform.judging.study_asset import judging_asset
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
 from argassets.platform.registry.model_entry import ModelEntry
@@ -50,10 +52,11 @@ from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
-from argassets.political.assets import predictions as prediction_assets
 from argassets.political.assets import prompts as political_prompts
 from argassets.political.predictions import SCORE_JSON_SCHEMA
 from argassets.political.score_parsing import parse_score
+from argassets.political.study import STUDY as POLITICAL
+from argassets.studies import code_location_studies
 from tests.model_partitions import add_partitions
 from tests.sampling_distribution import (
     ALPHA,
@@ -64,6 +67,10 @@ from tests.sampling_distribution import (
     drawn_label,
 )
 from tests.vllm_fixtures import ENTRY, SharedEngineJudgeResource
+
+#: The judging asset the platform builds from the study's declaration.
+AQ_JUDGMENTS = judging_asset(ARGUMENT_QUALITY)
+POLITICAL_PREDICTIONS = judging_asset(POLITICAL)
 
 pytestmark = pytest.mark.vllm_engine
 
@@ -165,11 +172,11 @@ def test_aq_judgments_partition_in_both_orders(vllm_engine: VLLMJudge, vllm_entr
         "io_manager": duckdb_io_manager(str(database)),
         "data": PublishedDataResource(data_dir=str(SAMPLE_DATA_DIR)),
         "webis_source": WebisSourceResource(url=""),
-        "registry": ModelRegistryResource(),
+        "registry": ModelRegistryResource(studies=code_location_studies()),
         "judge": SharedEngineJudgeResource(),
         "judgment_cache": JudgmentCacheResource(path=str(tmp_path / "cache.sqlite")),
     }
-    everything = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts, judgments.aq_judgments]
+    everything = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts, AQ_JUDGMENTS]
     with dg.instance_for_test() as instance:
         add_partitions(instance, [ENTRY])
         upstream = dg.materialize(
@@ -183,7 +190,7 @@ def test_aq_judgments_partition_in_both_orders(vllm_engine: VLLMJudge, vllm_entr
         def judge() -> dg.ExecuteInProcessResult:
             return dg.materialize(
                 everything,
-                selection=dg.AssetSelection.assets(judgments.aq_judgments),
+                selection=dg.AssetSelection.assets(AQ_JUDGMENTS),
                 resources=resources,
                 instance=instance,
                 partition_key=ENTRY,
@@ -220,7 +227,7 @@ def test_political_predictions_partition(
     resources = {
         "io_manager": duckdb_io_manager(str(database)),
         "data": PublishedDataResource(data_dir=str(shared_data_dir)),
-        "registry": ModelRegistryResource(),
+        "registry": ModelRegistryResource(studies=code_location_studies()),
         "judge": SharedEngineJudgeResource(),
         "judgment_cache": JudgmentCacheResource(path=str(tmp_path / "cache.sqlite")),
     }
@@ -234,7 +241,7 @@ def test_political_predictions_partition(
         political_prompts.political_prompts,
         political_prompts.political_study_items,
         political_prompts.political_published_index,
-        prediction_assets.political_predictions,
+        POLITICAL_PREDICTIONS,
     ]
     with dg.instance_for_test() as instance:
         add_partitions(instance, [ENTRY])
@@ -243,7 +250,7 @@ def test_political_predictions_partition(
         ).success
         result = dg.materialize(
             everything,
-            selection=dg.AssetSelection.assets(prediction_assets.political_predictions),
+            selection=dg.AssetSelection.assets(POLITICAL_PREDICTIONS),
             resources=resources,
             instance=instance,
             partition_key=ENTRY,

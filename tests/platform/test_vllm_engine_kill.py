@@ -21,7 +21,7 @@ import dagster as dg
 import duckdb
 import pytest
 
-from argassets.platform.registry.entries import load_registry
+from argassets.studies import load_registry
 from tests.cli_home import cli_environment
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,11 +20,11 @@ import pytest
 import argassets.platform.paths as paths
 from argassets.cli import common
 from argassets.platform.paths import DUCKDB_ENV_VAR
-from argassets.platform.registry.entries import load_registry
 from argassets.platform.resources.storage import read_stored_table
 from argassets.platform.storage.reader_file import open_store, store_path
 from argassets.platform.storage.table_store import TABLES_ENV_VAR, ParquetTableStore
 from argassets.platform.storage.warehouse import ReadOnlyConnection, connect, published_dir
+from argassets.studies import load_registry
 from tests.platform.warehouse_fixtures import write_tables
 
 STUDY = ["argument_quality"]

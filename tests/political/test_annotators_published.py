@@ -21,6 +21,7 @@ from argassets.political.human_studies import read_pairwise_study, read_pointwis
 from argassets.political.structure import positions
 from argassets.political.study_items import match_study_items
 from argassets.political.validation import human_findings
+from argassets.studies import code_location_studies
 from asset_checks.political import annotators as annotator_checks
 
 # The full knowledge base and every published system: outside the fast loop.
@@ -77,7 +78,7 @@ def test_the_reports_materialise_pass_their_checks_and_the_readme_states_them(in
     resources = {
         "io_manager": duckdb_io_manager(str(duckdb_path)),
         "data": PublishedDataResource(),
-        "registry": ModelRegistryResource(),
+        "registry": ModelRegistryResource(studies=code_location_studies()),
     }
     dg.materialize(stand_ins, resources=resources, instance=dg.DagsterInstance.ephemeral())
     result = dg.materialize(

@@ -243,8 +243,9 @@ def test_definitions_place_the_kb_analysis_in_its_group():
         node = graph.get(dg.AssetKey(name))
         assert node.group_name == "kb_analysis" and node.description and node.kinds, name
     from argassets.platform.operations.automation import operations_layout
+    from argassets.studies import code_location_studies
 
-    layout = operations_layout(graph)
+    layout = operations_layout(graph, code_location_studies())
     reports = set(layout.reports_by_study["political"])
     # downstream of the judged partitions: run-default materialises them with the reports
     assert {dg.AssetKey(n) for n in names if n != "political_kb_facets"} <= reports

@@ -15,17 +15,22 @@ import pandas as pd
 import pytest
 
 from argassets.platform.judging.interface import SamplingParams
+from argassets.platform.judging.study_asset import judging_asset
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.political.assets import ensembles, prompts, results_page, validation
-from argassets.political.assets import predictions as prediction_assets
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
 from argassets.political.model_stats import scores_from_json
+from argassets.political.study import STUDY as POLITICAL
 from argassets.political.study_items import match_study_items
+from argassets.studies import code_location_studies
 from asset_checks.political import predictions as political_checks
 from tests.model_partitions import add_partitions
+
+#: The judging asset the platform builds from the study's declaration.
+POLITICAL_PREDICTIONS = judging_asset(POLITICAL)
 
 GPT4O = "gpt_4o_2024_08_06"
 #: How far the published import's validation rows may be from the study file's (see the test).
@@ -116,7 +121,7 @@ def _resources(duckdb_path: Path, tmp_path: Path) -> dict:
     return {
         "io_manager": duckdb_io_manager(str(duckdb_path)),
         "data": PublishedDataResource(),
-        "registry": ModelRegistryResource(),
+        "registry": ModelRegistryResource(studies=code_location_studies()),
         "judge": JudgeResource(),
         "judgment_cache": JudgmentCacheResource(path=str(tmp_path / "cache.sqlite")),
     }
@@ -138,7 +143,7 @@ def _read(duckdb_path: Path, table: str) -> pd.DataFrame:
 
 
 UPSTREAM = [prompts.political_prompts, prompts.political_study_items, prompts.political_published_index]
-PER_PARTITION = [prediction_assets.political_predictions]
+PER_PARTITION = [POLITICAL_PREDICTIONS]
 REPORTS = [
     ensembles.political_model_stats,
     ensembles.political_ensemble_members,
@@ -188,7 +193,7 @@ def test_political_pipeline_end_to_end(kb_arguments, registry_file, duckdb_path,
     for key in partitions:
         run = dg.materialize(
             everything + [political_checks.political_scores_in_range],
-            selection=dg.AssetSelection.assets(prediction_assets.political_predictions)
+            selection=dg.AssetSelection.assets(POLITICAL_PREDICTIONS)
             | dg.AssetSelection.checks(political_checks.political_scores_in_range),
             partition_key=key,
             resources=resources,
@@ -357,7 +362,7 @@ def test_definitions_hold_the_political_assets_and_checks():
 
 
 def test_no_eligible_model_leaves_the_ensembles_empty_without_breaking_the_reports():
-    from argassets.platform.registry.entries import parse_registry
+    from argassets.studies import parse_registry
 
     registry = parse_registry(
         {
@@ -420,7 +425,7 @@ def test_out_of_range_published_scores_are_said_at_the_terminal(kb_arguments, du
         instance=instance,
     ).success  # fmt: skip
     run = dg.materialize(
-        everything, selection=dg.AssetSelection.assets(prediction_assets.political_predictions),
+        everything, selection=dg.AssetSelection.assets(POLITICAL_PREDICTIONS),
         partition_key="published-mistral-7b", resources=resources, instance=instance,
     )  # fmt: skip
     assert run.success

@@ -6,13 +6,20 @@ from pathlib import Path
 
 import pandas as pd
 
-from argassets.cli.estimate import workloads
 from argassets.platform.judging.interface import Completion
+from argassets.platform.judging.study_asset import study_workload
 from argassets.platform.operations.estimate import estimate_partition, missing_completions
-from argassets.platform.registry.model_entry import model_entry
+from argassets.platform.registry.model_entry import ModelEntry, model_entry
 from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
-from argassets.political.predictions import PROTOCOL_SAMPLING, workload
+from argassets.political.predictions import PROTOCOL_SAMPLING
 from argassets.political.prompts import N_REPETITIONS
+from argassets.political.scope import PoliticalScope
+from argassets.political.study import STUDY
+
+
+def workload(entry: ModelEntry, load):  # noqa: ANN001
+    """What the study's judging asset would send for ``entry`` (the platform's reading of its declaration)."""
+    return study_workload(STUDY, entry, load)
 
 
 def tables() -> dict[str, pd.DataFrame]:
@@ -31,12 +38,23 @@ def tables() -> dict[str, pd.DataFrame]:
     return {"political_prompts": prompts, "political_study_items": items}
 
 
-def test_political_is_estimable_from_its_study_definition() -> None:
-    assert workloads()["political"][0] == "political_predictions"
+def test_the_workload_reads_only_the_inputs_its_requests_need() -> None:
+    """The published index (an input for published files only) is never loaded for an estimate."""
+    loaded: list[str] = []
+
+    def load(name: str) -> pd.DataFrame:
+        loaded.append(name)
+        return tables()[name]
+
+    workload(model_entry(name="all", backend="random", studies=["political"]), load)
+    assert loaded == ["political_prompts", "political_study_items"]
+    assert "political_published_index" in STUDY.inputs
 
 
 def test_workload_follows_the_entry_scope_with_validation_items_first() -> None:
-    entry = model_entry(name="pilot", backend="random", studies=["political"], scope={"max_arguments": 3})
+    entry = model_entry(
+        name="pilot", backend="random", studies=["political"], scope={"political": PoliticalScope(max_arguments=3)}
+    )
     requests, runs, sampling = workload(entry, tables().__getitem__)
     assert [r.key for r in requests] == ["a0", "a4", "a5"]  # a5 (pairwise), a4 (pointwise), then a0
     assert runs == N_REPETITIONS == 5 and sampling == PROTOCOL_SAMPLING

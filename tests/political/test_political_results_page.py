@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from argassets.platform.registry.entries import DEFAULT_REGISTRY_PATH, load_registry
+from argassets.platform.registry.entries import DEFAULT_REGISTRY_PATH
 from argassets.political.human_studies import read_pointwise_study
 from argassets.political.results_page import (
     BASELINES_SAY,
@@ -12,6 +12,7 @@ from argassets.political.results_page import (
     political_page_html,
     published_system_names,
 )
+from argassets.studies import load_registry
 from tests.results_page_frames import POLITICAL_REGISTRY, political_pairwise_frame, political_pointwise_frame
 
 

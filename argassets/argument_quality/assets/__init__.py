@@ -1,9 +1,11 @@
-"""Study A's assets, by stage: corpora, prompts, judgments, aggregation, reports (length bias among them), study design."""
+"""Study A's assets, by stage: corpora, prompts, aggregation, reports (length bias among them), study design.
+
+The judgments (``aq_judgments``) are built by the platform from the study's declaration (``study.py``).
+"""
 
 from argassets.argument_quality.assets import (
     aggregation,
     corpora,
-    judgments,
     length_bias,
     prompts,
     reports,
@@ -11,4 +13,4 @@ from argassets.argument_quality.assets import (
     study_design,
 )
 
-ASSET_MODULES = [corpora, prompts, judgments, aggregation, reports, length_bias, results_page, study_design]
+ASSET_MODULES = [corpora, prompts, aggregation, reports, length_bias, results_page, study_design]

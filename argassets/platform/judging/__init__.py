@@ -1,1 +1,1 @@
-"""Judging: requests and the Judge interface, the judging step, label probabilities and token counts."""
+"""Judging: requests and the Judge interface, engines, the judging step and every study's judging asset."""

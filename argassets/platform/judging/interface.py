@@ -9,7 +9,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from argassets.platform.study import ImportKeys
 
 
 def utc_now() -> str:
@@ -258,7 +261,8 @@ class JudgeSettings:
     """A deployment's run-time settings of the judges; each engine reads those that concern it.
 
     ``environ`` (default ``os.environ``) is where endpoint URLs and keys are looked up when the judge
-    is built; ``data_dir`` (default the published-data folder) is where relative import paths resolve.
+    is built; ``data_dir`` (default the published-data folder) is where relative import paths resolve;
+    ``import_keys`` are the key columns of the entry's studies (what a tidy import file may hold).
     """
 
     openai_structured_output: str = "json_schema"
@@ -267,6 +271,7 @@ class JudgeSettings:
     llama_threads: int | None = None
     environ: Mapping[str, str] | None = None
     data_dir: Path | None = None
+    import_keys: Sequence[ImportKeys] = ()
 
 
 @runtime_checkable

@@ -1,8 +1,8 @@
 """The judging step of every study's partitioned asset: one judge model, every request and run.
 
-Both studies' judgment assets (``aq_judgments``, ``political_predictions``) build their requests,
-then call :func:`judge_partition` and describe the outcome with :func:`judging_metadata`; only the
-requests and the table built from the completions differ between them.
+Every study's judging asset (built by :mod:`argassets.platform.judging.study_asset` from the
+study's declaration) calls :func:`judge_partition` and describes the outcome with
+:func:`judging_metadata`; only the requests and the table built from the completions differ.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from argassets.platform.judging.label_probabilities import draw_label, label_dis
 from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
+from argassets.platform.study import ImportKeys
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class PartitionJudgments:
 def outside_study(context: dg.AssetExecutionContext, entry: ModelEntry, study: str) -> bool:
     """Whether ``entry`` takes no part in ``study``; such a partition is not materialised.
 
-    The one policy of both studies: the asset yields nothing (``output_required=False``), so the
+    The one policy of every study: the asset yields nothing (``output_required=False``), so the
     partition stays unmaterialised, its checks are skipped, and downstream reads no rows for it.
     """
     if entry.takes_part_in(study):
@@ -87,8 +88,11 @@ def judge_partition(
     requests: list[ChatRequest],
     sampling: SamplingParams,
     n_runs: int,
+    import_keys: Sequence[ImportKeys] = (),
 ) -> PartitionJudgments:
     """Every request answered ``n_runs`` times by ``entry``'s judge, through the judgment cache.
+
+    ``import_keys`` are those of the entry's studies (what a tidy import file of the entry may hold).
 
     Imported judgments are re-read from their file every time (an in-memory cache); every other
     backend shares the persistent cache, so a re-run sends only what is missing, plus the cached
@@ -99,7 +103,7 @@ def judge_partition(
     """
     identity = model_identity(entry)
     cache_model = cache_model_key(entry, identity)
-    the_judge = judge.build(entry)
+    the_judge = judge.build(entry, import_keys=import_keys)
     cache = judgment_cache.open() if entry.caches_judgments else JudgmentCache(":memory:")
     started = time.perf_counter()
     probabilities_mode = entry.mode == "label_probabilities"
@@ -230,7 +234,7 @@ def judging_metadata(
 def non_answer_failure(entry: ModelEntry, judged: PartitionJudgments) -> dg.Failure | None:
     """The failure of a run whose requests came back without an answer, or ``None``.
 
-    The one policy of both studies: the partition's table is written first (answers are kept and
+    The one policy of every study: the partition's table is written first (answers are kept and
     the non-answers are asked again next time), then the run fails, so an endpoint outage that
     returns HTTP 200 with nothing usable never passes as a finished model. Once a non-answer is
     given up it is no longer sent, and later runs succeed with ``given_up`` in their metadata.

@@ -1,1 +1,1 @@
-"""Operations: running, recovering and scheduling runs (automation, Slurm, estimates, run tags)."""
+"""Operations: a study's definitions and job, the run engine, automation, recovery, Slurm, estimates, run tags."""

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import dagster as dg
 
 from argassets.platform.registry.partitions import is_model_partitions
-from argassets.platform.study import studies
+from argassets.platform.study import Studies
 
 #: How many levels above an unpartitioned report an in-progress run still holds it back.
 UPSTREAM_DEPTH = 6
@@ -25,9 +25,9 @@ MANUAL_KINDS: frozenset[str] = frozenset({"neo4j", "study_design"})
 K = TypeVar("K", bound=Hashable)
 
 
-def study_roots() -> dict[str, str]:
+def study_roots(studies: Studies) -> dict[str, str]:
     """The partitioned root asset of each study (the one that calls the judges), by study name."""
-    return {study.name: study.root_asset for study in studies()}
+    return {study.name: study.root_asset for study in studies}
 
 
 def is_judge_partitioned(partitions_def: dg.PartitionsDefinition | None) -> bool:
@@ -173,10 +173,10 @@ def _as_asset_graph(assets: Any) -> Any:
     return AssetGraph.from_assets([*items, *externals])
 
 
-def keys_defined_by_study() -> dict[str, frozenset[dg.AssetKey]]:
+def keys_defined_by_study(studies: Studies) -> dict[str, frozenset[dg.AssetKey]]:
     """The asset keys each study's asset modules define (for assets the graph places in no study)."""
     defined: dict[str, frozenset[dg.AssetKey]] = {}
-    for study in studies():
+    for study in studies:
         keys: set[dg.AssetKey] = set()
         for module in study.asset_modules:
             for value in vars(module).values():
@@ -199,8 +199,8 @@ def closure(start: dg.AssetKey, edges: Mapping[dg.AssetKey, Collection[dg.AssetK
     return seen
 
 
-def operations_layout(assets: Any) -> OperationsLayout:
-    """Compute the :class:`OperationsLayout` from assets definitions or an asset graph."""
+def operations_layout(assets: Any, studies: Studies) -> OperationsLayout:
+    """Compute the :class:`OperationsLayout` of ``studies`` from assets definitions or an asset graph."""
     graph = _as_asset_graph(assets)
     order = list(graph.toposorted_asset_keys)
     position = {key: index for index, key in enumerate(order)}
@@ -222,7 +222,7 @@ def operations_layout(assets: Any) -> OperationsLayout:
     partitioned_downstream: dict[str, tuple[dg.AssetKey, ...]] = {}
     unpartitioned_ancestors: dict[str, tuple[dg.AssetKey, ...]] = {}
     downstream_by_study: dict[str, set[dg.AssetKey]] = {}
-    for study, name in study_roots().items():
+    for study, name in study_roots(studies).items():
         key = dg.AssetKey(name)
         if key not in position:
             continue
@@ -245,7 +245,7 @@ def operations_layout(assets: Any) -> OperationsLayout:
             k for k in needed if k not in all_downstream and k not in judge_partitioned and automatable(k)
         )
     placed = set(all_downstream) | judge_partitioned | {k for keys in inputs_by_study.values() for k in keys}
-    defined = keys_defined_by_study()
+    defined = keys_defined_by_study(studies)
     standalone_by_study: dict[str, tuple[dg.AssetKey, ...]] = {}
     for study, inputs in inputs_by_study.items():
         # Built from the study's inputs, or defined by the study and reading none (a resource only).
@@ -305,14 +305,14 @@ def automation_conditions_for(layout: OperationsLayout) -> dict[dg.AssetKey, dg.
     return conditions
 
 
-def with_automation(assets: Sequence[Any]) -> list[Any]:
+def with_automation(assets: Sequence[Any], studies: Studies) -> list[Any]:
     """``assets`` with the automation conditions of this module attached where none is set.
 
-    Conditions the asset's owner set are kept. Meant to wrap ``load_assets_from_modules`` in
-    ``argassets/definitions.py``.
+    Conditions the asset's owner set are kept. Applied to every study's assets when the platform
+    builds the study's definitions (:mod:`argassets.platform.operations.study_definitions`).
     """
     layout = operations_layout(
-        [a for a in assets if isinstance(a, (dg.AssetsDefinition, dg.SourceAsset, dg.AssetSpec))]
+        [a for a in assets if isinstance(a, (dg.AssetsDefinition, dg.SourceAsset, dg.AssetSpec))], studies
     )
     wanted = automation_conditions_for(layout)
     result: list[Any] = []

@@ -18,6 +18,7 @@ from typing import Any
 from argassets.platform.operations.run_recovery import HOST_TAG, PID_TAG, run_stoppably
 from argassets.platform.paths import PROJECT_ROOT
 from argassets.platform.registry.entries import ModelRegistry
+from argassets.platform.study import Studies
 
 LAUNCHED_BY_TAG = "argassets/launched-by"
 #: Steps in the run's process, one after the other: no re-import of the code location per step.
@@ -37,11 +38,11 @@ def say(message: str) -> None:
 class Executor:
     """Runs selections of assets in this process on the persistent instance.
 
-    ``definitions_module`` names the module whose ``defs`` is the code location (the CLI passes
-    ``argassets.definitions``); it is imported here, once.
+    ``definitions_module`` names the module whose ``defs`` is the code location of ``studies`` (the
+    CLI passes ``argassets.definitions`` and the code location's studies); it is imported here, once.
     """
 
-    def __init__(self, instance: Any, definitions_module: str):
+    def __init__(self, instance: Any, definitions_module: str, studies: Studies):
         from dagster._core.definitions.reconstruct import ReconstructableRepository
 
         from argassets.platform.operations.automation import operations_layout
@@ -51,7 +52,7 @@ class Executor:
             definitions_module, "defs", working_directory=str(PROJECT_ROOT)
         )
         self.repo_def = self.recon_repo.get_definition()
-        self.layout = operations_layout(self.repo_def.asset_graph)
+        self.layout = operations_layout(self.repo_def.asset_graph, studies)
 
     def run(self, keys: Sequence[Any], partition: str | None, tags: dict[str, str], label: str) -> bool:
         """One run of ``keys`` (of ``partition``), tagged; whether it succeeded."""

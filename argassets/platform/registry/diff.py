@@ -10,7 +10,7 @@ from typing import Any
 
 from argassets.platform.registry.entries import ModelRegistry
 from argassets.platform.registry.model_entry import ModelEntry
-from argassets.platform.study import studies
+from argassets.platform.study import Studies
 
 __all__ = [
     "COSMETIC_FIELDS",
@@ -67,7 +67,7 @@ def _canonical_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _fingerprinted_scope(entry: ModelEntry) -> dict[str, Any]:
+def _fingerprinted_scope(entry: ModelEntry, studies: Studies) -> dict[str, Any]:
     """The entry's scope as one table of every study's scope fields (unset ones ``None``).
 
     The shape the registry had before scopes were per study, so that the upgrade changed no
@@ -75,7 +75,7 @@ def _fingerprinted_scope(entry: ModelEntry) -> dict[str, Any]:
     declare the same field, the per-study tables are used instead.
     """
     per_study: dict[str, Any] = {name: scope.model_dump(mode="json") for name, scope in entry.scope.items()}
-    fields = [field for study in studies() for field in study.scope_model.model_fields]
+    fields = [field for study in studies for field in study.scope_model.model_fields]
     if len(fields) != len(set(fields)):
         return per_study
     flat: dict[str, Any] = dict.fromkeys(fields)
@@ -84,8 +84,10 @@ def _fingerprinted_scope(entry: ModelEntry) -> dict[str, Any]:
     return flat
 
 
-def entry_fingerprint(entry: ModelEntry) -> str:
+def entry_fingerprint(entry: ModelEntry, studies: Studies) -> str:
     """A short stable hash (16 hex characters) of everything in ``entry`` that affects its work.
+
+    ``studies`` are those the entry's registry was validated against (their scope fields shape it).
 
     Fields listed in :data:`COSMETIC_FIELDS` are left out; defaults are included, so spelling a
     default out in the file is not a change.
@@ -94,7 +96,7 @@ def entry_fingerprint(entry: ModelEntry) -> str:
     for name, default in _ADDED_FIELD_DEFAULTS.items():
         if content.get(name) == default:
             del content[name]
-    content["scope"] = _fingerprinted_scope(entry)
+    content["scope"] = _fingerprinted_scope(entry, studies)
     return hashlib.sha256(_canonical_json(content).encode("utf-8")).hexdigest()[:16]
 
 
@@ -116,7 +118,7 @@ class RegistryState:
     @classmethod
     def of(cls, registry: ModelRegistry, previous: RegistryState | None = None) -> RegistryState:
         """The state of ``registry``; entries of ``previous`` no longer present become retired."""
-        entries = {entry.name: entry_fingerprint(entry) for entry in registry.models}
+        entries = {entry.name: entry_fingerprint(entry, registry.studies) for entry in registry.models}
         retired: dict[str, str] = dict(previous.retired) if previous else {}
         if previous is not None:
             for name, fingerprint in previous.entries.items():

@@ -12,11 +12,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, model_validator
 
 # The built-in engines register themselves when their package is imported.
 import argassets.platform.judging.engines  # noqa: F401
-from argassets.platform.registry.model_entry import EngineEntry, ModelEntry, SlurmSettings, validate_partition_key
+from argassets.platform.registry.model_entry import (
+    STUDIES_CONTEXT,
+    EngineEntry,
+    ModelEntry,
+    SlurmSettings,
+    validate_partition_key,
+)
+from argassets.platform.study import Studies
 
 #: Path of the registry shipped with the project.
 DEFAULT_REGISTRY_PATH = Path(__file__).resolve().parents[3] / "data" / "models.toml"
@@ -37,6 +44,14 @@ class ModelRegistry(BaseModel):
     models: list[EngineEntry]
     #: Defaults of every entry's Slurm jobs (the registry's top-level ``[slurm]`` table).
     slurm: SlurmSettings = SlurmSettings()
+    _studies: Studies | None = PrivateAttr(default=None)
+
+    @property
+    def studies(self) -> Studies:
+        """The studies this registry was validated against (:func:`parse_registry`)."""
+        if self._studies is None:
+            raise RegistryError("this registry was read without the studies (parse_registry(..., studies=None))")
+        return self._studies
 
     @model_validator(mode="after")
     def _unique_names(self) -> ModelRegistry:
@@ -87,8 +102,13 @@ def _describe_error(source: str, raw_models: list[Any], error: Mapping[str, Any]
     return f"{where}: field '{field}': {message}" if field else f"{where}: {message}"
 
 
-def parse_registry(data: dict[str, Any], source: str = "<registry>") -> ModelRegistry:
-    """Validate an already-parsed TOML document; errors name the source, entry and field."""
+def parse_registry(data: dict[str, Any], source: str = "<registry>", *, studies: Studies | None) -> ModelRegistry:
+    """Validate an already-parsed TOML document; errors name the source, entry and field.
+
+    ``studies`` are the code location's: entries' study names and scopes are checked against them.
+    ``None`` reads what needs no study (names, backends, GPUs, Slurm settings) and leaves scopes out:
+    for readers outside the code location, such as the Slurm launcher.
+    """
     raw_models = data.get("models")
     unknown = sorted(key for key in data if key not in TOP_LEVEL_KEYS)
     problems = []
@@ -105,16 +125,19 @@ def parse_registry(data: dict[str, Any], source: str = "<registry>") -> ModelReg
         raise RegistryError(f"{source}: " + "; ".join(problems))
     assert isinstance(raw_models, list)
     try:
-        return ModelRegistry.model_validate(
-            {"models": raw_models, **({"slurm": data["slurm"]} if "slurm" in data else {})}
+        registry = ModelRegistry.model_validate(
+            {"models": raw_models, **({"slurm": data["slurm"]} if "slurm" in data else {})},
+            context={STUDIES_CONTEXT: studies},
         )
     except ValidationError as exc:
         lines = [_describe_error(source, raw_models, error) for error in exc.errors()]
         raise RegistryError("invalid model registry:\n" + "\n".join(lines)) from None
+    registry._studies = studies
+    return registry
 
 
-def load_registry(path: str | os.PathLike[str] | None = None) -> ModelRegistry:
-    """Read and validate the registry file (see :func:`registry_path`)."""
+def load_registry(path: str | os.PathLike[str] | None = None, *, studies: Studies | None) -> ModelRegistry:
+    """Read and validate the registry file (see :func:`registry_path` and :func:`parse_registry`)."""
     resolved = registry_path(path)
     try:
         text = resolved.read_text(encoding="utf-8")
@@ -124,4 +147,4 @@ def load_registry(path: str | os.PathLike[str] | None = None) -> ModelRegistry:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RegistryError(f"{resolved}: not valid TOML: {exc}") from None
-    return parse_registry(data, str(resolved))
+    return parse_registry(data, str(resolved), studies=studies)

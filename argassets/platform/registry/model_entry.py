@@ -32,7 +32,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from argassets.platform.judging.interface import Judge, JudgeSettings, PromptTokenizer, SamplingParams
 from argassets.platform.registry.scopes import scopes_by_study
-from argassets.platform.study import StudyScope, study_names
+from argassets.platform.study import Studies, StudyScope
 
 _NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _ENGINE_NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
@@ -66,9 +66,25 @@ def validate_partition_key(key: object, where: str = "partition key") -> str:
     return key
 
 
-def _known_study(name: str) -> str:
-    if name not in study_names():
-        raise ValueError(f"unknown study '{name}' (known: {', '.join(study_names())})")
+#: The validation context key that holds the code location's :class:`Studies` (see ``parse_registry``).
+STUDIES_CONTEXT = "studies"
+
+
+def context_studies(info: ValidationInfo) -> Studies | None:
+    """The studies the registry is validated against; ``None`` when it is read without them.
+
+    Without them (the Slurm launcher's reading, or an entry built in code) study names are not
+    checked, and a scope must already be validated: a raw scope table is an error, except in a
+    reading that asked for no studies, which leaves scopes out.
+    """
+    context = info.context or {}
+    return context.get(STUDIES_CONTEXT)
+
+
+def _known_study(name: str, info: ValidationInfo) -> str:
+    known = context_studies(info)
+    if known is not None and name not in known.names:
+        raise ValueError(f"unknown study '{name}' (known: {', '.join(known.names)})")
     return name
 
 
@@ -259,7 +275,10 @@ class ModelEntry(_Strict):
         studies = info.data.get("studies")
         if studies is None:  # already reported as invalid
             return {}
-        return scopes_by_study(value, studies)
+        known = context_studies(info)
+        if known is None and info.context is not None and STUDIES_CONTEXT in info.context:
+            return {}  # read without the studies on purpose: scopes left out
+        return scopes_by_study(value, studies, known)
 
     @model_validator(mode="after")
     def _mode_needs_logprobs(self) -> ModelEntry:
@@ -369,8 +388,9 @@ def _refuse_fields_of_other_engines(entry_type: type[ModelEntry], data: Mapping[
             )
 
 
-def _as_engine_entry(value: Any, handler: ValidatorFunctionWrapHandler) -> ModelEntry:
-    """A registry entry validated by the class of its engine (the discriminated union on ``backend``)."""
+def _as_engine_entry(value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo) -> ModelEntry:
+    """A registry entry validated by the class of its engine (the discriminated union on ``backend``),
+    in the registry's validation context (its studies)."""
     if isinstance(value, ModelEntry) or not isinstance(value, Mapping):
         return handler(value)
     backend = value.get("backend")
@@ -389,7 +409,7 @@ def _as_engine_entry(value: Any, handler: ValidatorFunctionWrapHandler) -> Model
         raise ValidationError.from_exception_data(
             "ModelEntry", [InitErrorDetails(type=error, loc=("backend",), input=backend)]
         )
-    return entry_type.model_validate(value)
+    return entry_type.model_validate(value, context=info.context)
 
 
 #: A registry entry of any registered engine, validated by its engine's class.

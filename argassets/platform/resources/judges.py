@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import dagster as dg
@@ -13,6 +14,7 @@ from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.storage.judgment_cache import open_judgment_cache
 from argassets.platform.storage.judgment_cache.interface import JudgmentStore
 from argassets.platform.storage.judgment_cache.location import default_cache_location, redact_location
+from argassets.platform.study import ImportKeys
 
 STRUCTURED_OUTPUT_ENV_VAR = "ARGASSETS_OPENAI_STRUCTURED_OUTPUT"
 
@@ -33,10 +35,12 @@ class JudgeResource(dg.ConfigurableResource):
     #: CPU threads of the llama.cpp backend (default: all cores).
     llama_threads: int | None = None
 
-    def build(self, entry: ModelEntry) -> Judge:
+    def build(self, entry: ModelEntry, import_keys: Sequence[ImportKeys] = ()) -> Judge:
+        """The judge of ``entry``; ``import_keys`` are its studies' (what its tidy import file may hold)."""
         mode = self.openai_structured_output or os.environ.get(STRUCTURED_OUTPUT_ENV_VAR) or "json_schema"
         return build_judge(
             entry,
+            import_keys=import_keys,
             openai_structured_output=mode,
             openai_timeout_s=self.openai_timeout_s,
             openai_max_retries=self.openai_max_retries,

@@ -1,12 +1,14 @@
-"""Assets: Study B, political positions of arguments (prompts, predictions, stats, ensembles, validation,
-annotators, KB analysis, retrieval, study design)."""
+"""Assets: Study B, political positions of arguments (prompts, stats, ensembles, validation, annotators, KB analysis,
+retrieval, study design).
+
+The predictions (``political_predictions``) are built by the platform from the study's declaration (``study.py``).
+"""
 
 from argassets.political.assets import (
     annotators,
     ensembles,
     kb_analysis,
     knowledge_base,
-    predictions,
     prompts,
     results_page,
     retrieval,
@@ -17,7 +19,6 @@ from argassets.political.assets import (
 ASSET_MODULES = [
     knowledge_base,
     prompts,
-    predictions,
     ensembles,
     validation,
     annotators,

@@ -1,15 +1,9 @@
-"""The persuasion study's assets: corpus, judgments (one partition per judge model), votes, scores, report."""
-
-from collections.abc import Iterator
+"""The persuasion study's assets: corpus, votes, scores, report (its judgments are the platform's)."""
 
 import dagster as dg
 import pandas as pd
 
-from argassets.platform.judging.partition import judge_partition, judging_metadata, outside_study
-from argassets.platform.registry.partitions import PARTITION_METADATA, model_partition_key, study_partitions
 from argassets.platform.reporting.presentation import markdown_table
-from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
-from argassets.platform.resources.registry import ModelRegistryResource
 from tests.platform.third_study import science
 from tests.platform.third_study.corpus import synthetic_pairs, synthetic_texts
 
@@ -26,34 +20,6 @@ def persuasion_texts() -> pd.DataFrame:
 def persuasion_pairs(persuasion_texts: pd.DataFrame) -> pd.DataFrame:
     """Every within-topic pair of texts with the experts' label."""
     return synthetic_pairs(persuasion_texts)
-
-
-@dg.asset(
-    partitions_def=study_partitions(science.STUDY_NAME),
-    metadata=PARTITION_METADATA,
-    group_name=GROUP,
-    kinds={"pandas"},
-    output_required=False,
-)
-def persuasion_judgments(
-    context: dg.AssetExecutionContext,
-    registry: ModelRegistryResource,
-    judge: JudgeResource,
-    judgment_cache: JudgmentCacheResource,
-    persuasion_pairs: pd.DataFrame,
-    persuasion_texts: pd.DataFrame,
-) -> Iterator[dg.Output[pd.DataFrame]]:
-    """Verdicts (A, B or Tie) of one judge model on every in-scope pair, per run."""
-    entry = registry.entry(model_partition_key(context))
-    if outside_study(context, entry, science.STUDY_NAME):
-        return
-    scope = science.PersuasionScope.of(entry)
-    sampling = entry.sampling_for(science.SAMPLING)
-    pairs = science.scoped_pairs(persuasion_pairs, scope)
-    requests = science.build_requests(pairs, persuasion_texts)
-    judged = judge_partition(context, entry, judge, judgment_cache, requests, sampling, science.N_RUNS)
-    table = science.judgment_table(pairs, judged.completions, entry.name)
-    yield dg.Output(table, metadata=judging_metadata(entry, judged, table, sampling, scope.describe()))
 
 
 @dg.asset(group_name=GROUP, kinds={"pandas"})

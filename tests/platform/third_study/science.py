@@ -20,7 +20,8 @@ from argassets.platform.pairwise.graphs import components
 from argassets.platform.pairwise.labels import LABELS, encode_labels, factorize_columns
 from argassets.platform.pairwise.scores import PairColumns, bt_scores
 from argassets.platform.pairwise.votes import majority_votes
-from argassets.platform.study import StudyScope
+from argassets.platform.registry.model_entry import ModelEntry
+from argassets.platform.study import Inputs, RequestSet, StudyScope
 
 STUDY_NAME = "persuasion"
 N_RUNS = 3
@@ -58,8 +59,16 @@ def build_requests(pairs: pd.DataFrame, texts: pd.DataFrame) -> list[ChatRequest
     ]
 
 
-def judgment_table(pairs: pd.DataFrame, completions: Sequence[CachedCompletion], judge_model: str) -> pd.DataFrame:
-    """One row per (pair, run): the raw answer, its label (``None`` when unreadable) and the pair's items."""
+def judging_requests(entry: ModelEntry, scope: PersuasionScope, inputs: Inputs) -> RequestSet:
+    """What the judging asset asks a judge: every pair of its scope (the pairs come back for the table)."""
+    pairs = scoped_pairs(inputs["persuasion_pairs"], scope)
+    return RequestSet(build_requests(pairs, inputs["persuasion_texts"]), items=pairs, summary=f"{len(pairs)} pairs")
+
+
+def judgment_table(asked: RequestSet, completions: Sequence[CachedCompletion], judge_model: str) -> pd.DataFrame:
+    """One row per (pair, run), in completion order: the raw answer, its label (``None`` when
+    unreadable) and the pair's items (the platform adds the provenance columns)."""
+    pairs = asked.items
     labels = [parse_choice(c.text, LABELS) if c.answered else None for c in completions]
     table = pd.DataFrame(
         {

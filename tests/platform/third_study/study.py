@@ -1,4 +1,8 @@
-"""The persuasion study declared: one object, as Study A and Study B declare theirs."""
+"""The persuasion study declared: one object, as Study A and Study B declare theirs.
+
+It joins a code location with ``ARGASSETS_EXTRA_STUDIES=tests.platform.third_study.study`` (the
+one line in the list of studies); no shared file names it.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,14 @@ STUDY = StudyDefinition(
     name=science.STUDY_NAME,
     title="A third study: persuasiveness of synthetic arguments (pairwise A/B/Tie), declared in tests/",
     root_asset="persuasion_judgments",
-    asset_modules=(assets,),
-    check_modules=(checks,),
+    root_description="Verdicts (A, B or Tie) of one judge model on every in-scope pair, per run.",
+    inputs=("persuasion_pairs", "persuasion_texts"),
+    n_runs=science.N_RUNS,
     scope_model=science.PersuasionScope,
     default_sampling=science.SAMPLING,
-    build_requests=science.build_requests,
+    build_requests=science.judging_requests,
     build_table=science.judgment_table,
     import_keys=ImportKeys(columns=("pair_id",)),
+    asset_modules=(assets,),
+    check_modules=(checks,),
 )

@@ -1,39 +1,48 @@
-"""The proof: a third pairwise study declared in tests/ only, judged and reported through Dagster.
+"""The proof: a third pairwise study declared in tests/ only, judged and reported through Dagster and the CLI.
 
 The persuasion study (``tests/platform/third_study``) imports the platform and nothing of the other
-studies. Registered, it is materialised end to end with baseline judges: its judgments (one
-partition per judge model), majority votes, Bradley-Terry scores, the agreement report and the
-blocking connectivity check; the assertions read the tables against the corpus's known answers.
+studies, and joins a code location by one line: ``ARGASSETS_EXTRA_STUDIES=tests.platform.third_study.study``.
+The platform builds its judging asset from its declaration (with the provenance columns and the
+non-answer failure every study gets). It is materialised end to end with baseline judges: its
+judgments (one partition per judge model), majority votes, Bradley-Terry scores, the agreement
+report and the blocking connectivity check; the assertions read the tables against the corpus's
+known answers. ``argassets materialize | estimate | slurm backfill --dry-run --study persuasion``
+run it from a terminal.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 import pandas as pd
 import pytest
 
-from argassets import catalog
-from argassets.platform.operations.automation import study_roots, with_automation
+from argassets.cli import build_parser
+from argassets.platform.judging.interface import PROVENANCE_COLUMNS
+from argassets.platform.judging.study_asset import judging_asset
+from argassets.platform.operations.automation import study_roots
 from argassets.platform.operations.run_tags import MODEL_TAG, STUDY_TAG
-from argassets.platform.registry.entries import load_registry, parse_registry
+from argassets.platform.registry.entries import load_registry
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
-from argassets.platform.study import StudyDefinition, register_study, study_names, unregister_study
-from resources.build import build_resources
-from sensors.jobs import build_study_jobs
-from sensors.layout import code_location_layout
+from argassets.platform.study import Studies
+from argassets.studies import BUILT_IN, EXTRA_STUDIES_ENV_VAR, code_location_studies, parse_registry
+from tests.cli_home import ROOT, cli_environment
 from tests.model_partitions import add_partitions
 from tests.platform.third_study import assets, checks
 from tests.platform.third_study.corpus import EXPERTS_PREFER_LONGER, TOPICS, synthetic_pairs, synthetic_texts
 from tests.platform.third_study.science import N_RUNS, PersuasionScope, disconnected_topics
 from tests.platform.third_study.study import STUDY
 
+#: The one line that adds the study to a code location.
+STUDY_MODULE = "tests.platform.third_study.study"
+STUDIES = Studies((*BUILT_IN, STUDY))
 REGISTRY = """
 [[models]]
 name = "longer"
@@ -55,51 +64,53 @@ studies = ["argument_quality"]
 JUDGES = ["longer", "random", "elsewhere"]
 CORPUS = ["persuasion_texts", "persuasion_pairs"]
 DOWNSTREAM = ["persuasion_majority_votes", "persuasion_bt_scores", "persuasion_agreement_report"]
+PAIRS = len(synthetic_pairs(synthetic_texts()))
 
 
-@pytest.fixture(scope="module")
-def persuasion() -> Iterator[StudyDefinition]:
-    register_study(STUDY)
-    yield STUDY
-    unregister_study(STUDY.name)
-
-
-@pytest.fixture(scope="module")
-def materialised(persuasion: StudyDefinition, tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataFrame]:
-    """Every table of the study, materialised once through Dagster with the baseline judges."""
-    tmp_path = tmp_path_factory.mktemp("persuasion")
-    registry = tmp_path / "models.toml"
+def resources(folder: Path) -> dict[str, object]:
+    """The resources the study's assets read, all in ``folder`` (the registry with its studies)."""
+    registry = folder / "models.toml"
     registry.write_text(REGISTRY)
-    database = tmp_path / "tables.duckdb"
-    loaded = [
-        *dg.load_assets_from_modules(list(persuasion.asset_modules)),
-        *dg.load_asset_checks_from_modules(list(persuasion.check_modules)),
-    ]
-    definitions = [a for a in loaded if isinstance(a, dg.AssetsDefinition)]
-    resources = {
-        "registry": ModelRegistryResource(path=str(registry)),
+    return {
+        "registry": ModelRegistryResource(path=str(registry), studies=STUDIES),
         "judge": JudgeResource(),
-        "judgment_cache": JudgmentCacheResource(path=str(tmp_path / "cache.sqlite")),
-        "io_manager": duckdb_io_manager(str(database)),
+        "judgment_cache": JudgmentCacheResource(path=str(folder / "cache.sqlite")),
+        "io_manager": duckdb_io_manager(str(folder / "tables.duckdb")),
     }
+
+
+@pytest.fixture(scope="module")
+def materialised(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataFrame]:
+    """Every table of the study, materialised once through Dagster with the baseline judges."""
+    folder = tmp_path_factory.mktemp("persuasion")
+    loaded = [
+        judging_asset(STUDY),
+        *dg.load_assets_from_modules(list(STUDY.asset_modules)),
+        *dg.load_asset_checks_from_modules(list(STUDY.check_modules)),
+    ]
     with dg.instance_for_test() as instance:
-        add_partitions(instance, [e.name for e in load_registry(registry).models])
+        used = resources(folder)
+        add_partitions(
+            instance, [e.name for e in load_registry(folder / "models.toml", studies=STUDIES).models], STUDIES
+        )
 
         def run(selection: list[str], partition_key: str | None = None) -> dg.ExecuteInProcessResult:
             return dg.materialize(
-                definitions, selection=selection, partition_key=partition_key, resources=resources, instance=instance
+                loaded, selection=selection, partition_key=partition_key, resources=used, instance=instance
             )
 
         corpus = run(CORPUS)
         assert [e.passed for e in corpus.get_asset_check_evaluations()] == [True]
-        judged = {name: run([persuasion.root_asset], partition_key=name) for name in JUDGES}
+        judged = {name: run([STUDY.root_asset], partition_key=name) for name in JUDGES}
         assert [m.partition for m in judged["elsewhere"].get_asset_materialization_events()] == []
         downstream = run(DOWNSTREAM)
         tables = {name: downstream.output_for_node(name) for name in DOWNSTREAM}
         report = downstream.asset_materializations_for_node("persuasion_agreement_report")[0]
         tables["report_markdown"] = pd.DataFrame({"markdown": [report.metadata["agreement"].value]})
+        longer = judged["longer"].asset_materializations_for_node(STUDY.root_asset)[0].metadata
+        tables["longer_metadata"] = pd.DataFrame({key: [value.value] for key, value in longer.items()})
     tables["judgments"] = pd.concat(
-        [judged[name].output_for_node(persuasion.root_asset) for name in ("longer", "random")], ignore_index=True
+        [judged[name].output_for_node(STUDY.root_asset) for name in ("longer", "random")], ignore_index=True
     )
     return tables
 
@@ -117,63 +128,105 @@ def imported_modules(path: Path) -> set[str]:
 
 def test_the_study_imports_the_platform_and_no_other_study() -> None:
     package = Path(__file__).parent
-    imported = set().union(*(imported_modules(path) for path in package.glob("*.py")))
+    imported = set().union(*(imported_modules(path) for path in package.glob("*.py") if path != Path(__file__)))
     others = sorted(n for n in imported if n.startswith(("argassets.argument_quality", "argassets.political")))
     assert others == []
-    assert {"argassets.platform.judging.partition", "argassets.platform.pairwise.scores"} <= imported
+    assert {"argassets.platform.study", "argassets.platform.pairwise.scores"} <= imported
+    # its judging is the platform's: the study never calls the judges itself
+    assert "argassets.platform.judging.partition" not in imported
 
 
-def test_the_study_is_one_of_the_studies_once_registered(persuasion: StudyDefinition) -> None:
-    assert study_names()[-1] == "persuasion"
-    assert study_roots()["persuasion"] == "persuasion_judgments"
-    # the catalog's module lists were fixed at import; asset_modules() reads the studies again
-    assert assets in catalog.asset_modules() and checks in catalog.check_modules()
+def test_the_study_joins_the_code_location_by_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "persuasion" not in code_location_studies().names
+    monkeypatch.setenv(EXTRA_STUDIES_ENV_VAR, STUDY_MODULE)
+    studies = code_location_studies()
+    assert studies.names == ("argument_quality", "political", "persuasion") and studies.get("persuasion") is STUDY
+    assert study_roots(studies)["persuasion"] == "persuasion_judgments"
     registry = parse_registry(tomllib.loads(REGISTRY))
     assert PersuasionScope.of(registry.get("random")).topics == [1, 2]
     assert registry.get("longer").scope_text("persuasion") == "full"
+    parser = build_parser()
+    assert parser.parse_args(["estimate", "longer", "--study", "persuasion"]).study == "persuasion"
+    assert parser.parse_args(["slurm", "backfill", "--dry-run", "--study", "persuasion", "--all"]).dry_run
+    monkeypatch.setenv(EXTRA_STUDIES_ENV_VAR, "tests.platform.third_study.corpus")
+    with pytest.raises(ValueError, match="module 'tests.platform.third_study.corpus' has no STUDY"):
+        code_location_studies()
 
 
-def test_the_code_location_assembled_after_registering_runs_the_study_job(
-    persuasion: StudyDefinition, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_code_location_assembled_with_the_study_runs_its_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """definitions.py's assembly, done again with the study registered: its job judges a partition."""
-    registry = tmp_path / "models.toml"
-    registry.write_text(REGISTRY)
-    monkeypatch.setenv("ARGASSETS_MODELS", str(registry))
-    code_location_layout.cache_clear()  # the layout read the studies of the first call
-    try:
-        assert code_location_layout().study_selection("persuasion") == [dg.AssetKey("persuasion_judgments")]
-        defs = dg.Definitions(
-            assets=with_automation(dg.load_assets_from_modules(catalog.asset_modules())),
-            asset_checks=dg.load_asset_checks_from_modules(catalog.check_modules() + catalog.asset_modules()),
-            resources={
-                **build_resources(),
-                "judgment_cache": JudgmentCacheResource(path=str(tmp_path / "cache.sqlite")),
-                "io_manager": duckdb_io_manager(str(tmp_path / "tables.duckdb")),
-            },
-            jobs=build_study_jobs(),
+    """definitions.py's assembly with the study added: its job judges a partition, tagged."""
+    from argassets.definitions import build_definitions
+
+    monkeypatch.setenv(EXTRA_STUDIES_ENV_VAR, STUDY_MODULE)
+    used = resources(tmp_path)
+    monkeypatch.setenv("ARGASSETS_MODELS", used["registry"].path)  # type: ignore[attr-defined]
+    monkeypatch.setenv("ARGASSETS_CACHE", str(tmp_path / "cache.sqlite"))
+    monkeypatch.setenv("ARGASSETS_DUCKDB", str(tmp_path / "tables.duckdb"))
+    defs = build_definitions(code_location_studies())
+    job = defs.resolve_job_def("persuasion_judgments_job")
+    assert [key.to_user_string() for key in job.asset_layer.selected_asset_keys] == ["persuasion_judgments"]
+    with dg.instance_for_test() as instance:
+        add_partitions(instance, ["longer"], STUDIES)
+        corpus = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+            asset_selection=[dg.AssetKey(name) for name in CORPUS], instance=instance
         )
-        job = defs.resolve_job_def("persuasion_judgments_job")
-        with dg.instance_for_test() as instance:
-            add_partitions(instance, ["longer"])
-            corpus = defs.resolve_implicit_global_asset_job_def().execute_in_process(
-                asset_selection=[dg.AssetKey(name) for name in CORPUS], instance=instance
-            )
-            assert corpus.success
-            result = job.execute_in_process(partition_key="longer", instance=instance)
-            judged = result.output_for_node("persuasion_judgments")
-            tags = instance.get_run_by_id(result.run_id).tags  # type: ignore[union-attr]
-    finally:
-        code_location_layout.cache_clear()
-    assert len(judged) == len(synthetic_pairs(synthetic_texts())) * N_RUNS and judged["is_valid"].all()
+        assert corpus.success
+        result = job.execute_in_process(partition_key="longer", instance=instance)
+        judged = result.output_for_node("persuasion_judgments")
+        tags = instance.get_run_by_id(result.run_id).tags  # type: ignore[union-attr]
+    assert len(judged) == PAIRS * N_RUNS and judged["is_valid"].all()
     assert tags[STUDY_TAG] == "persuasion" and tags[MODEL_TAG] == "longer"
+
+
+def test_the_cli_judges_reports_estimates_and_plans_slurm_jobs(tmp_path: Path) -> None:
+    """``argassets materialize --with-reports``, ``estimate`` and ``slurm backfill --dry-run`` with
+    ``--study persuasion``: one interpreter calls the console script's ``main`` for each command."""
+    env = cli_environment(tmp_path, REGISTRY, **{EXTRA_STUDIES_ENV_VAR: STUDY_MODULE})
+    commands = [
+        ["materialize", "longer", "--study", "persuasion", "--with-reports"],
+        ["estimate", "longer", "--study", "persuasion"],
+        ["slurm", "backfill", "--dry-run", "--study", "persuasion", "--partitions", "longer,random"],
+    ]
+    script = "import sys\nfrom argassets.cli import main\n" + "".join(
+        f"print('=== {i}', flush=True)\nassert main({command!r}) == 0\n" for i, command in enumerate(commands)
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    materialize, estimate, slurm = done.stdout.split("=== ")[1:]
+    assert "running persuasion / longer: persuasion_judgments" in materialize
+    assert "persuasion_agreement_report" in materialize and "FAILED" not in materialize
+    completions = PAIRS * N_RUNS
+    assert (
+        f"longer / persuasion: {PAIRS} requests x {N_RUNS} runs = {completions} completions, {completions} in the cache, 0 to send"
+        in estimate
+    )
+    # the dry run estimates the judged partition and submits nothing; random needs no inputs either
+    assert "would submit persuasion / longer: sbatch --job-name=argassets-longer" in slurm
+    assert "would submit persuasion / random: sbatch --job-name=argassets-random" in slurm
+    assert "random / persuasion: 20 requests" in slurm  # its scope: topics 1 and 2
+    assert "submitted" not in slurm.replace("would submit", "")
+
+
+def test_every_judged_row_carries_the_provenance_the_platform_adds(materialised: dict[str, pd.DataFrame]) -> None:
+    judgments = materialised["judgments"]
+    assert list(judgments.columns[-len(PROVENANCE_COLUMNS) :]) == list(PROVENANCE_COLUMNS)
+    assert set(judgments.groupby("judge_model")["backend"].first()) == {"longer-wins", "random"}
+    assert judgments["is_baseline"].all() and judgments["prompt_sha256"].str.len().eq(64).all()
+    scopes = judgments.groupby("judge_model")["scope"].first().to_dict()
+    assert scopes == {"longer": "full", "random": "topics=1,2"}
+    metadata = materialised["longer_metadata"].iloc[0]
+    assert metadata["completions_sent"] == PAIRS * N_RUNS and metadata["non_answers"] == 0
 
 
 def test_longer_wins_judges_every_pair_by_length(materialised: dict[str, pd.DataFrame]) -> None:
     judgments = materialised["judgments"]
     texts = synthetic_texts().set_index("text_id")["words"]
     longer = judgments[judgments["judge_model"] == "longer"]
-    assert len(longer) == len(synthetic_pairs(synthetic_texts())) * N_RUNS and longer["is_valid"].all()
+    assert len(longer) == PAIRS * N_RUNS and longer["is_valid"].all()
     expected = (longer["text_id_a"].map(texts) > longer["text_id_b"].map(texts)).map({True: "A", False: "B"})
     assert (longer["label"] == expected).all()
     # the scoped random judge answered only its topics, with A, B or Tie
@@ -231,26 +284,19 @@ def test_a_disconnected_topic_fails_the_blocking_check() -> None:
     assert not result.passed and result.metadata["disconnected_topics"].value == [2]
 
 
-def test_the_failed_check_blocks_the_judgments(persuasion: StudyDefinition, tmp_path: Path) -> None:
+def test_the_failed_check_blocks_the_judgments(tmp_path: Path) -> None:
     """With a cut corpus the check fails and no judge is asked: the root asset is not materialised."""
 
     @dg.asset(name="persuasion_pairs", group_name="persuasion")
     def cut_pairs(persuasion_texts: pd.DataFrame) -> pd.DataFrame:
         return cut_topic_two(synthetic_pairs(persuasion_texts))
 
-    registry = tmp_path / "models.toml"
-    registry.write_text(REGISTRY)
     with dg.instance_for_test() as instance:
-        add_partitions(instance, ["longer"])
+        add_partitions(instance, ["longer"], STUDIES)
         result = dg.materialize(
-            [assets.persuasion_texts, cut_pairs, checks.persuasion_pairs_connected, assets.persuasion_judgments],
+            [assets.persuasion_texts, cut_pairs, checks.persuasion_pairs_connected, judging_asset(STUDY)],
             partition_key="longer",
-            resources={
-                "registry": ModelRegistryResource(path=str(registry)),
-                "judge": JudgeResource(),
-                "judgment_cache": JudgmentCacheResource(path=str(tmp_path / "cache.sqlite")),
-                "io_manager": duckdb_io_manager(str(tmp_path / "tables.duckdb")),
-            },
+            resources=resources(tmp_path),
             instance=instance,
             raise_on_error=False,
         )

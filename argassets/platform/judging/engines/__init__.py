@@ -5,7 +5,7 @@ Importing this package registers the built-in engines (docs/judgments.md, "Engin
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from argassets.platform.judging.engines import (
@@ -18,6 +18,7 @@ from argassets.platform.judging.engines import (
 )
 from argassets.platform.judging.interface import Judge, JudgeSettings
 from argassets.platform.registry.model_entry import ModelEntry
+from argassets.platform.study import ImportKeys
 
 #: The engines that ship with the platform (importing them registers them).
 BUILTIN_ENGINES = (vllm_engine, openai_engine, import_engine, llama_cpp_engine, random_engine, longer_wins_engine)
@@ -34,8 +35,12 @@ def build_judge(
     llama_threads: int | None = None,
     environ: Mapping[str, str] | None = None,
     data_dir: Path | None = None,
+    import_keys: Sequence[ImportKeys] = (),
 ) -> Judge:
-    """The judge of one registry entry, built by its engine (nothing heavy is loaded yet)."""
+    """The judge of one registry entry, built by its engine (nothing heavy is loaded yet).
+
+    ``import_keys`` are the key columns of the entry's studies (what a tidy import file may hold).
+    """
     settings = JudgeSettings(
         openai_structured_output=openai_structured_output,
         openai_timeout_s=openai_timeout_s,
@@ -43,5 +48,6 @@ def build_judge(
         llama_threads=llama_threads,
         environ=environ,
         data_dir=data_dir,
+        import_keys=import_keys,
     )
     return entry.build_judge(settings)

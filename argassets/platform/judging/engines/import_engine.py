@@ -9,7 +9,6 @@ from pydantic import model_validator
 from argassets.platform.judging.interface import Judge, JudgeSettings
 from argassets.platform.paths import resolve_data_dir
 from argassets.platform.registry.model_entry import JudgmentsFile, ModelEntry, judge_engine
-from argassets.platform.study import get_study
 
 
 @judge_engine("import")
@@ -46,7 +45,7 @@ class ImportEntry(ModelEntry):
         return ImportJudge(
             self.judgments_file.resolve(data_dir),
             model_name=self.name,
-            key_sets=[get_study(name).import_keys for name in self.studies],
+            key_sets=settings.import_keys,
         )
 
     def engine_batch_size(self) -> int:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.study import ImportKeys, studies
+from argassets.platform.study import ImportKeys
 
 __all__ = ["PROBABILITY_COLUMNS", "ImportFormatError", "ImportJudge", "load_tidy_judgments"]
 
@@ -51,6 +51,8 @@ def _read(path: Path) -> pd.DataFrame:
 
 def _key_set(path: Path, frame: pd.DataFrame, key_sets: Sequence[ImportKeys]) -> ImportKeys:
     """The key set whose item column the file has (the first that matches, in study order)."""
+    if not key_sets:
+        raise ImportFormatError(f"{path}: no study's import keys were given (the studies of the importing entry)")
     for keys in key_sets:
         if keys.item_column in frame.columns:
             return keys
@@ -90,11 +92,11 @@ def _probabilities(path: Path, frame: pd.DataFrame) -> pd.DataFrame | None:
 
 
 def load_tidy_judgments(
-    path: str | os.PathLike[str], model_name: str | None = None, key_sets: Sequence[ImportKeys] | None = None
+    path: str | os.PathLike[str], model_name: str | None = None, *, key_sets: Sequence[ImportKeys]
 ) -> tuple[pd.DataFrame, tuple[str, ...]]:
     """Read and validate a tidy judgment file.
 
-    ``key_sets`` are the import keys of the studies the file may hold (default: every study's).
+    ``key_sets`` are the import keys of the studies the file may hold (the entry's studies').
 
     Returns
     -------
@@ -111,7 +113,7 @@ def load_tidy_judgments(
     """
     path = Path(path)
     frame = _read(path)
-    key_set = _key_set(path, frame, [s.import_keys for s in studies()] if key_sets is None else key_sets)
+    key_set = _key_set(path, frame, key_sets)
     keys = key_set.columns
     frame = frame.assign(**{c: v for c, v in key_set.defaults.items() if c not in frame.columns})
     required = [*keys, "run"]
@@ -179,9 +181,7 @@ class ImportJudge:
     backend = "import"
     is_baseline = False
 
-    def __init__(
-        self, path: str | os.PathLike[str], model_name: str | None = None, key_sets: Sequence[ImportKeys] | None = None
-    ):
+    def __init__(self, path: str | os.PathLike[str], model_name: str | None = None, *, key_sets: Sequence[ImportKeys]):
         self.path = Path(path)
         self.model_name = model_name
         self.key_sets = key_sets
@@ -191,7 +191,7 @@ class ImportJudge:
 
     def table(self) -> dict[tuple[str, ...], str]:
         if self._table is None:
-            tidy, self._keys = load_tidy_judgments(self.path, self.model_name, self.key_sets)
+            tidy, self._keys = load_tidy_judgments(self.path, self.model_name, key_sets=self.key_sets)
             columns = [*self._keys, "run"]
             self._table = {
                 tuple(str(v) for v in key): text
@@ -221,8 +221,7 @@ class ImportJudge:
 
     def _defaults(self) -> dict[str, str]:
         """Key values a request may leave out (the file's study's defaults)."""
-        key_sets = [s.import_keys for s in studies()] if self.key_sets is None else self.key_sets
-        return next((dict(k.defaults) for k in key_sets if k.columns == self._keys), {})
+        return next((dict(k.defaults) for k in self.key_sets if k.columns == self._keys), {})
 
     def complete(
         self, requests: Sequence[ChatRequest], sampling: SamplingParams, runs: Sequence[int]

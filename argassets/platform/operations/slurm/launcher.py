@@ -72,7 +72,8 @@ class SlurmRunLauncher(RunLauncher, ConfigurableClass):
 
     def _settings(self, run: DagsterRun) -> tuple[ModelEntry | None, SlurmSettings]:
         try:
-            registry = load_registry()
+            # Read without the studies (the launcher runs outside the code location): GPUs and Slurm settings only.
+            registry = load_registry(studies=None)
         except RegistryError as exc:
             raise dg.DagsterInvariantViolationError(f"run {run.run_id}: {exc}") from None
         entry = entry_of_run(registry, run.tags)

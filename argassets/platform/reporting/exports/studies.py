@@ -1,12 +1,8 @@
-"""What a study exports, declared beside it: ``<study package>.exports.EXPORT`` (a :class:`StudyExport`).
-
-Found from the study's definition (the package of its asset modules), so the shared export code
-and the CLI never name a study.
-"""
+"""What a study exports, declared beside it (``<study package>/exports.py``) and named by its
+definition (``StudyDefinition.export``), so the shared export code and the CLI never name a study."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from argassets.platform.reporting.exports.records import Dataset, EvaluationRecord
-from argassets.platform.study import get_study
+from argassets.platform.study import StudyDefinition
 
 #: Reads a stored table by name (``None`` when it was never materialised).
 TableReader = Callable[[str], pd.DataFrame | None]
@@ -35,14 +31,9 @@ class StudyExport:
     records: Callable[[TableReader, Any], list[EvaluationRecord]]
 
 
-def study_export(name: str) -> StudyExport:
-    """The :class:`StudyExport` of the study ``name`` (``<package>.exports.EXPORT``)."""
-    study = get_study(name)
-    packages = {m.__name__.rpartition(".assets")[0] for m in study.asset_modules if ".assets" in m.__name__}
-    if len(packages) != 1:
-        raise LookupError(f"study {name!r}: cannot tell its package from its asset modules ({sorted(packages)})")
-    module = importlib.import_module(f"{packages.pop()}.exports")
-    export = getattr(module, "EXPORT", None)
-    if not isinstance(export, StudyExport) or export.study != name:
-        raise LookupError(f"study {name!r}: {module.__name__} declares no EXPORT for it")
+def study_export(study: StudyDefinition) -> StudyExport:
+    """The :class:`StudyExport` that ``study`` declares (``StudyDefinition.export``)."""
+    export = study.export
+    if export is None or export.study != study.name:
+        raise LookupError(f"study {study.name!r} declares no export for itself (StudyDefinition.export)")
     return export
