@@ -6,8 +6,9 @@ from argassets.argument_quality.assets import (
     judgments,
     length_bias,
     prompts,
+    reliability,
     reports,
     results_page,
 )
 
-ASSET_MODULES = [corpora, prompts, judgments, aggregation, reports, length_bias, results_page]
+ASSET_MODULES = [corpora, prompts, judgments, aggregation, reports, length_bias, reliability, results_page]

@@ -17,10 +17,13 @@ class ResultsPageConfig(dg.Config):
 
 @dg.asset(group_name="reports", kinds={"html", "plotly"})
 def aq_results_page(
-    config: ResultsPageConfig, aq_agreement_report: pd.DataFrame, aq_length_bias: pd.DataFrame
+    config: ResultsPageConfig,
+    aq_agreement_report: pd.DataFrame,
+    aq_length_bias: pd.DataFrame,
+    aq_reliability_battery: pd.DataFrame,
 ) -> dg.MaterializeResult:
     """Study A's results in one HTML file that opens offline: sortable leaderboards, verdicts, interactive plots."""
-    text = aq_page_html(aq_agreement_report, aq_length_bias, BEST_BY)
+    text = aq_page_html(aq_agreement_report, aq_length_bias, BEST_BY, aq_reliability_battery)
     path = write_page(results_page_path(config.reports_dir), text)
     return dg.MaterializeResult(
         metadata={
