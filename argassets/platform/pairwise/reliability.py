@@ -200,20 +200,19 @@ def transitivity_counts(preference: np.ndarray, triads: Triads, n_clusters: int)
     ``(n_judges, n_clusters)`` arrays ``triads``, ``violations``, ``cycles``.
     """
     preference = np.atleast_2d(np.asarray(preference, dtype=float))
-    cycle = preference[:, triads.pairs]
-    cycle = np.where(triads.reversed_[None], 1.0 - cycle, cycle)
-    defined = np.isfinite(cycle).all(axis=2)
-    at_least, above = (cycle >= 0.5).all(axis=2), (cycle > 0.5).any(axis=2)
-    at_most, below = (cycle <= 0.5).all(axis=2), (cycle < 0.5).any(axis=2)
-    violation = defined & ((at_least & above) | (at_most & below))
-    strict = defined & ((cycle > 0.5).all(axis=2) | (cycle < 0.5).all(axis=2))
-    n_judges = preference.shape[0]
-    judge = np.repeat(np.arange(n_judges), len(triads))
-    where = np.tile(triads.cluster, n_judges)
-    return {
-        name: cluster_counts(values.ravel(), judge, where, n_judges, n_clusters)
-        for name, values in (("triads", defined), ("violations", violation), ("cycles", strict))
-    }
+    out = {name: np.zeros((preference.shape[0], n_clusters)) for name in ("triads", "violations", "cycles")}
+    # One judge at a time: memory stays (triads x 3) however many judges there are.
+    for row, values in enumerate(preference):
+        cycle = values[triads.pairs]
+        cycle = np.where(triads.reversed_, 1.0 - cycle, cycle)
+        defined = np.isfinite(cycle).all(axis=1)
+        at_least, above = (cycle >= 0.5).all(axis=1), (cycle > 0.5).any(axis=1)
+        at_most, below = (cycle <= 0.5).all(axis=1), (cycle < 0.5).any(axis=1)
+        violation = defined & ((at_least & above) | (at_most & below))
+        strict = defined & ((cycle > 0.5).all(axis=1) | (cycle < 0.5).all(axis=1))
+        for name, flags in (("triads", defined), ("violations", violation), ("cycles", strict)):
+            out[name][row] = np.bincount(triads.cluster, flags, n_clusters)
+    return out
 
 
 def share_intervals(
