@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from argassets.argument_quality.reliability import EXPERTS, battery_problems, reliability_battery
+from argassets.argument_quality.results_page import trust_table
 from argassets.argument_quality.voting import majority_votes
 from argassets.platform.pairwise.reliability import FLAGGED_PROPERTY
 from argassets.platform.stats.intervals import BootstrapSettings
@@ -151,3 +152,19 @@ def test_battery_keeps_its_promises(battery: pd.DataFrame) -> None:
     assert battery_problems(battery, configurations).empty
     extra = pd.concat([configurations, pd.DataFrame({"model": ["absent"], "strategy": ["zero"]})])
     assert set(battery_problems(battery, extra)["model"]) == {"absent"}
+
+
+def test_trust_table_puts_the_experts_on_top_and_names_the_flags(battery: pd.DataFrame) -> None:
+    table = trust_table(battery)
+    assert table.iloc[0]["model"] == EXPERTS and table.iloc[0]["kind"] == "reference"
+    flags = dict(zip(table["model"], table["flags"], strict=True))
+    assert flags == {
+        EXPERTS: "",
+        "cyclic": "transitivity",
+        "honest": "",
+        "length": "length",
+        "noisy": "repetition",
+        "position": "position",
+    }
+    assert table.set_index("model").loc[EXPERTS, "run_agreement"] == "not measured"
+    assert table.set_index("model").loc["cyclic", "cycle_share"].startswith("0.357 [")
