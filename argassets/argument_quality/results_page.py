@@ -1,4 +1,4 @@
-"""Study A's results page: the agreement leaderboard, the reproduction verdicts, the length bias."""
+"""Study A's results page: the agreement leaderboard, the reproduction verdicts, the length bias, the trust table."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from argassets.argument_quality.agreement_reports import HEADLINE_METRIC
 from argassets.argument_quality.bt_scores import MEAN_DIMENSION
 from argassets.argument_quality.length_bias_report import ALL_DIMENSIONS, KIND_REFERENCE
 from argassets.argument_quality.published import PUBLISHED_METRICS
+from argassets.argument_quality.reliability import BATTERY_METRICS, EXPERTS
 from argassets.argument_quality.scope import DIMENSIONS
+from argassets.platform.pairwise.reliability import FLAGGED_PROPERTY
 from argassets.platform.reporting.results_page import Leaderboard, Section, results_page
 
 HEADLINE_SAYS = (
@@ -144,10 +146,43 @@ def comparison_table(comparisons: pd.DataFrame) -> pd.DataFrame:
     return rows[[*columns, *more]].reset_index(drop=True)
 
 
+TRUST_SAYS = (
+    "Each cell: the figure over all three dimensions and its 95% interval over topics. Transitivity: share "
+    "of fully judged triads that violate weak stochastic transitivity, or form a strict 3-cycle (lower is "
+    "more coherent); position consistency: verdicts unchanged when A and B swap; run agreement: pairs "
+    "whose 3 runs agree; tie share; longer share: decisive verdicts to the longer argument (0.5 = blind "
+    "to length). Flags: a figure whose whole interval lies past its tolerance. The experts' row is the human reference; how to read it: docs/reliability.md."
+)
+
+
+def trust_table(battery: pd.DataFrame) -> pd.DataFrame:
+    """One row per judge (the experts first), one ``figure [low, high]`` cell per battery metric, over all dimensions."""
+    overall = battery[battery["dimension"] == ALL_DIMENSIONS]
+    cells = overall.assign(
+        cell=[
+            f"{e:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(lo) else (f"{e:.3f}" if pd.notna(e) else "not measured")
+            for e, lo, hi in zip(overall["estimate"], overall["low"], overall["high"], strict=True)
+        ]
+    )
+    table = cells.pivot(index=["model", "strategy"], columns="metric", values="cell").reset_index()
+    table = table[["model", "strategy", *[m for m in BATTERY_METRICS if m in table.columns]]]
+    table.insert(2, "kind", [KIND_REFERENCE if m == EXPERTS else "judge" for m in table["model"]])
+    marked = overall[overall["flagged"].astype(bool)]
+    flags = marked.groupby(["model", "strategy"])["metric"].agg(lambda m: ", ".join(FLAGGED_PROPERTY[x] for x in m))
+    keys = pd.MultiIndex.from_frame(table[["model", "strategy"]])
+    table["flags"] = flags.reindex(keys).fillna("").to_numpy()
+    first = (table["model"] != EXPERTS).astype(int)
+    return table.assign(_first=first).sort_values(["_first", "model", "strategy"], kind="stable").drop(columns="_first")
+
+
 def aq_page_html(
-    agreement: pd.DataFrame, length_bias: pd.DataFrame, best_by: str, comparisons: pd.DataFrame | None = None
+    agreement: pd.DataFrame,
+    length_bias: pd.DataFrame,
+    best_by: str,
+    comparisons: pd.DataFrame | None = None,
+    battery: pd.DataFrame | None = None,
 ) -> str:
-    """Study A's page from the ``aq_agreement_report``, ``aq_length_bias`` (and ``aq_comparisons``) tables."""
+    """Study A's page from ``aq_agreement_report``, ``aq_length_bias``, ``aq_comparisons`` and ``aq_reliability_battery``."""
     means = agreement[agreement["dimension"] == MEAN_DIMENSION]
     per_dimension = agreement[agreement["dimension"] != MEAN_DIMENSION]
     verdicts = verdict_table(agreement)
@@ -204,6 +239,11 @@ def aq_page_html(
             figures=[length_bias_figure(length_bias)] if len(length_bias) else [],
         ),
     ]
+    if battery is not None and len(battery):
+        trust = Leaderboard(
+            "Trust: the reliability battery", trust_table(battery), ["model", "strategy"], None, note=TRUST_SAYS
+        )
+        sections.insert(1, Section("How far to trust each judge", tables=[trust]))
     return results_page(
         "Study A: argument quality (Webis-ArgQuality-20), LLM judges against the experts",
         f"{len(means)} configurations (model / strategy). Every table sorts by a click on a column "

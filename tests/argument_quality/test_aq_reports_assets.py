@@ -14,8 +14,17 @@ import duckdb
 import pandas as pd
 import pytest
 
+import asset_checks.argument_quality.reliability as reliability_checks
 import asset_checks.argument_quality.reports as aq_checks
-from argassets.argument_quality.assets import aggregation, corpora, length_bias, prompts, reports, results_page
+from argassets.argument_quality.assets import (
+    aggregation,
+    corpora,
+    length_bias,
+    prompts,
+    reliability,
+    reports,
+    results_page,
+)
 from argassets.argument_quality.resources import WebisSourceResource
 from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
 from argassets.platform.judging.study_asset import judging_asset
@@ -43,9 +52,10 @@ MINE = [
     reports.aq_ensemble,
     reports.aq_position_bias,
     length_bias.aq_length_bias,
+    reliability.aq_reliability_battery,
     results_page.aq_results_page,
 ]
-CHECKS = list(dg.load_asset_checks_from_modules([aq_checks]))
+CHECKS = list(dg.load_asset_checks_from_modules([aq_checks, reliability_checks]))
 REPORT_TABLES = [
     "aq_majority_votes",
     "aq_expert_bt_scores",
@@ -137,7 +147,7 @@ def test_every_asset_and_check_succeeds(sample_run):
     assert result.success
     checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
     assert set(checks) == {key.name for definition in CHECKS for key in definition.check_keys}
-    assert len(checks) == 13  # ten on the tables, three on the intervals of the reports
+    assert len(checks) == 14  # ten on the tables, three on the intervals of the reports, the battery's
     failing = {name: e.metadata for name, e in checks.items() if not e.passed}
     assert not failing
 
@@ -242,6 +252,20 @@ def test_results_page_is_written_and_linked_from_the_reports(sample_run):
     assert "Ranked by <b>cohen_kappa</b>" in text and 'class="badge best"' not in text  # only baselines judged
     for report in ("aq_agreement_report", "aq_length_bias"):
         assert metadata(sample_run["result"], report)["results_page"] == str(page)
+    assert "Trust: the reliability battery" in text and "experts" in text
+
+
+def test_reliability_battery_measures_what_was_judged_and_passes_its_check(sample_run):
+    battery = read(sample_run["database"], "aq_reliability_battery")
+    overall = battery[battery["dimension"] == "all"].set_index(["model", "strategy", "metric"])["estimate"]
+    # longer-pb was judged in both orders and is blind to the order; the others were not.
+    assert (overall.xs("position_consistency", level="metric").xs("longer-pb") == 1.0).all()
+    assert overall.xs("position_consistency", level="metric").drop("longer-pb", level="model").isna().all()
+    assert (overall.xs("run_agreement", level="metric").xs("longer-pb") == 1.0).all()
+    assert overall.loc[("experts", "reference", "wst_violation_share")] >= 0.0
+    result = sample_run["result"]
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert checks["aq_reliability_battery_rows_and_ranges"] is True
 
 
 def test_bt_check_fails_and_names_components_when_a_graph_is_split(tmp_path: Path):

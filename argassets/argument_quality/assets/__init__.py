@@ -8,9 +8,10 @@ from argassets.argument_quality.assets import (
     corpora,
     length_bias,
     prompts,
+    reliability,
     reports,
     results_page,
     study_design,
 )
 
-ASSET_MODULES = [corpora, prompts, aggregation, reports, length_bias, results_page, study_design]
+ASSET_MODULES = [corpora, prompts, aggregation, reports, length_bias, reliability, results_page, study_design]

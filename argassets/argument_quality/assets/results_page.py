@@ -22,9 +22,11 @@ def aq_results_page(
     aq_agreement_report: pd.DataFrame,
     aq_length_bias: pd.DataFrame,
     aq_comparisons: pd.DataFrame,
+    aq_reliability_battery: pd.DataFrame,
 ) -> dg.MaterializeResult:
-    """Study A's results in one HTML file that opens offline: leaderboards with intervals, comparisons, verdicts, plots."""
-    text = aq_page_html(aq_agreement_report, aq_length_bias, best_set_by(), aq_comparisons)
+    """Study A's results in one HTML file that opens offline: leaderboards with intervals, comparisons,
+    verdicts, the trust table, plots."""
+    text = aq_page_html(aq_agreement_report, aq_length_bias, best_set_by(), aq_comparisons, aq_reliability_battery)
     path = write_page(results_page_path(config.reports_dir), text)
     return dg.MaterializeResult(
         metadata={

@@ -72,6 +72,7 @@ def _metrics(table: pd.DataFrame) -> pd.DataFrame:
         for f, d in zip(table["first"], decisive, strict=True)
     ]
     table["n_pairs"] = table["pairs"].astype(np.int64)
+    table["n_pairs_majority"] = table["maj_pairs"].astype(np.int64)
     table["n_decisive"] = decisive.astype(np.int64)
     table["n_judgments"] = table["valid"].astype(np.int64)
     return table
@@ -116,7 +117,8 @@ def position_bias_metrics(
     Returns
     -------
     pandas.DataFrame
-        The group columns, the facet, :data:`POSITION_METRICS`, ``n_pairs``, ``n_decisive``,
+        The group columns, the facet, :data:`POSITION_METRICS`, ``n_pairs``, ``n_pairs_majority``
+        (pairs with a majority in both orders), ``n_decisive``,
         ``n_judgments`` and ``measured`` (``True``): the per-facet rows, then the pooled rows.
     """
     group_columns = list(group_columns)
