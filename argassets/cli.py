@@ -640,6 +640,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_slurm_commands(sub)
 
+    from argassets.cli_batch import add_batch_commands
+
+    add_batch_commands(sub)  # batch export, batch import (docs/judgments.md, "Batch files")
+
     from argassets.political.cli_retrieval import add_commands as add_retrieval_commands
 
     add_retrieval_commands(sub)  # retrieve, debate, persona (docs/retrieval.md)

@@ -33,7 +33,7 @@ def model_identity(entry: ModelEntry) -> dict[str, Any]:
     elif entry.backend == "import":
         identity["path"] = entry.path
         identity["format"] = entry.format
-    elif entry.backend in ("vllm", "llama_cpp", "openai"):
+    elif entry.backend in ("vllm", "vllm_batch", "llama_cpp", "openai"):
         identity["model_id"] = entry.model_id
         if entry.backend == "openai" and not entry.server_sampling_defaults:
             # Before the knobs were sent, the server's defaults may have truncated the draws: those
@@ -45,7 +45,7 @@ def model_identity(entry: ModelEntry) -> dict[str, Any]:
 
             gguf = find_gguf(entry.gguf_path, entry.gguf_package)
             identity["weights"] = {"file": gguf.name, "sha256": file_sha256(gguf)}
-        if entry.backend == "vllm":
+        if entry.backend in ("vllm", "vllm_batch"):
             from argassets.platform.judging.engines.cpu_dtype import engine_dtype
 
             identity["engine"] = {

@@ -43,7 +43,7 @@ def local_tokenizer(entry: ModelEntry) -> tuple[str, Path] | None:
             return None
     if entry.backend == "llama_cpp" and gguf is not None:
         return "llama_cpp", gguf
-    if entry.backend != "vllm":
+    if entry.backend not in ("vllm", "vllm_batch"):
         return None
     if gguf is not None:
         folder = converted_model_dir(gguf)

@@ -2,8 +2,11 @@
 
 Plain functions, no Dagster. Prompt tokens are counted with the model's tokenizer where it is
 local, else approximated as characters / 4 (:mod:`argassets.platform.judging.prompt_tokens`; every
-estimate states which). Time comes from a
-throughput in completions per second: measured on the entry's earlier runs (their
+estimate states which). With the tokenizer, the floor of the engine's prompt reuse in the order the
+judging step sends (:mod:`argassets.platform.judging.prefill_estimate`) is what the engine computes
+at least, and time comes from it: the floor over the prefill tokens per second measured on the
+entry's earlier runs (their ``prefill_computed`` / ``elapsed_s`` metadata). Otherwise time comes
+from a throughput in completions per second: measured on the entry's earlier runs (their
 ``completions_sent`` / ``elapsed_s`` metadata), else declared in the registry (``throughput``);
 without either there is no time estimate. The Slurm time limit is the estimate times a margin,
 plus the time a run needs to start; a budget (GPU-hours, or US dollars for an entry with a
@@ -18,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from argassets.platform.judging.interface import ChatRequest
+from argassets.platform.judging.prefill_estimate import PrefillEstimate
 from argassets.platform.judging.prompt_tokens import APPROXIMATION, approx_tokens
 from argassets.platform.registry.entries import ModelEntry
 from argassets.platform.storage.judgment_cache import JudgmentStore
@@ -52,6 +56,9 @@ class WorkEstimate:
     time_limit_minutes: int | None
     gpu_hours: float | None
     usd: float | None
+    #: The least prefill the engine computes (its reuse model's floor, prefix order), and how it was found.
+    prefill_floor: int | None = None
+    prefill_method: str = ""
 
     @property
     def to_send(self) -> int:
@@ -67,12 +74,14 @@ class WorkEstimate:
             f"{self.cached} in the cache, {self.to_send} to send",
             f"prompt tokens to send: {self.prompt_tokens} ({self.token_method})",
         ]
+        if self.prefill_floor is not None:
+            lines.append(self.prefill_method)
         if self.seconds is None:
             lines.append(f"time: unknown ({self.throughput_source})")
         else:
             lines.append(
-                f"time: {self.seconds / 60:.1f} min at {self.throughput_per_s:.3g} completions/s "
-                f"({self.throughput_source}); Slurm time limit {self.time_limit_minutes} min"
+                f"time: {self.seconds / 60:.1f} min at {self.throughput_per_s:.3g} {self.throughput_source}; "
+                f"Slurm time limit {self.time_limit_minutes} min"
             )
         if self.gpu_hours is not None:
             lines.append(f"GPU-hours: {self.gpu_hours:.3g}")
@@ -108,11 +117,14 @@ def estimate_partition(
     throughput: tuple[float | None, str],
     max_tokens: int,
     token_counts: tuple[Sequence[int], str] | None = None,
+    prefill: tuple[PrefillEstimate, float | None, str] | None = None,
 ) -> WorkEstimate:
     """The estimate of ``entry``'s partition of ``study`` from its requests and the cache's state.
 
     ``token_counts``: the prompt tokens of each request to send (``cached``'s third item) and how
-    they were counted; by default characters / 4.
+    they were counted; by default characters / 4. ``prefill``: the floor of the requests to send,
+    the prefill tokens per second measured on earlier runs (``None``: none measured) and where that
+    rate comes from; with a rate, time is the floor over it, else from ``throughput``.
     """
     completions, in_cache, todo = cached
     to_send = completions - in_cache
@@ -122,6 +134,12 @@ def estimate_partition(
     prompt_tokens = sum(counts) * n_runs
     rate, source = throughput
     seconds = None if not rate else to_send / rate
+    source = f"completions/s ({source})" if rate else source
+    floor_estimate, prefill_rate, prefill_source = prefill if prefill is not None else (None, None, "")
+    if floor_estimate is not None and prefill_rate:
+        rate = prefill_rate
+        source = f"prefill tokens/s ({prefill_source}), time from the floor, not the raw prompt tokens"
+        seconds = floor_estimate.floor / prefill_rate
     usd = None
     if entry.price is not None:
         usd = (prompt_tokens * entry.price.input_per_mtok + to_send * max_tokens * entry.price.output_per_mtok) / 1e6
@@ -140,7 +158,17 @@ def estimate_partition(
         time_limit_minutes=None if seconds is None else time_limit_minutes(seconds),
         gpu_hours=None if seconds is None or not entry.gpus else entry.gpus * seconds / 3600.0,
         usd=usd,
+        prefill_floor=None if prefill is None else prefill[0].floor,
+        prefill_method="" if prefill is None else prefill[0].describe(),
     )
+
+
+def measured_prefill_rate(history: Sequence[Mapping[str, float]]) -> float | None:
+    """Prefill tokens the engine computed per second over earlier runs (``prefill_computed`` / ``elapsed_s``)."""
+    useful = [h for h in history if h.get("prefill_computed", 0) > 0 and h.get("elapsed_s", 0) > 0]
+    if not useful:
+        return None
+    return sum(h["prefill_computed"] for h in useful) / sum(h["elapsed_s"] for h in useful)
 
 
 def measured_throughput(history: Sequence[Mapping[str, float]]) -> float | None:

@@ -31,13 +31,15 @@ from pydantic import (
 from argassets.platform.judging.interface import SamplingParams
 from argassets.platform.study import StudyScope, get_study, study_names
 
-Backend = Literal["vllm", "openai", "import", "llama_cpp", "random", "longer-wins"]
+Backend = Literal["vllm", "vllm_batch", "openai", "import", "llama_cpp", "random", "longer-wins"]
 
 #: Every backend name, from the one ``Backend`` literal.
 BACKENDS: tuple[Backend, ...] = get_args(Backend)
 BASELINE_BACKENDS: frozenset[Backend] = frozenset({"random", "longer-wins"})
 #: Backends that return log-probabilities (the label probabilities, probabilities mode).
-LOGPROB_BACKENDS: frozenset[Backend] = frozenset({"vllm", "llama_cpp", "openai"})
+LOGPROB_BACKENDS: frozenset[Backend] = frozenset({"vllm", "vllm_batch", "llama_cpp", "openai"})
+#: Backends that run a vLLM engine from the entry's engine fields (vllm_batch: through ``vllm run-batch``).
+VLLM_BACKENDS: frozenset[Backend] = frozenset({"vllm", "vllm_batch"})
 
 #: Path of the registry shipped with the project.
 DEFAULT_REGISTRY_PATH = Path(__file__).resolve().parents[3] / "data" / "models.toml"
@@ -220,15 +222,15 @@ class ModelEntry(_Strict):
 
     @model_validator(mode="after")
     def _backend_requirements(self) -> ModelEntry:
-        if self.backend in ("vllm", "openai") and not self.model_id:
+        if self.backend in VLLM_BACKENDS | {"openai"} and not self.model_id:
             raise ValueError(f"backend '{self.backend}' needs 'model_id'")
-        if self.backend == "vllm" and self.device == "gpu" and self.gpus < 1:
+        if self.backend in VLLM_BACKENDS and self.device == "gpu" and self.gpus < 1:
             raise ValueError("backend 'vllm' needs 'gpus' >= 1 (the tensor-parallel size)")
-        if self.backend == "vllm" and self.device == "cpu" and self.gpus != 0:
+        if self.backend in VLLM_BACKENDS and self.device == "cpu" and self.gpus != 0:
             raise ValueError("backend 'vllm' with device 'cpu' runs on no GPU: set 'gpus' = 0")
-        if self.device == "cpu" and self.backend != "vllm":
+        if self.device == "cpu" and self.backend not in VLLM_BACKENDS:
             raise ValueError("'device' only applies to backend 'vllm'")
-        if self.dtype == "cpu_native" and not (self.backend == "vllm" and self.device == "cpu"):
+        if self.dtype == "cpu_native" and not (self.backend in VLLM_BACKENDS and self.device == "cpu"):
             raise ValueError("dtype 'cpu_native' only applies to backend 'vllm' with device 'cpu'")
         if self.price is not None and self.backend != "openai":
             raise ValueError("'price' only applies to backend 'openai'")

@@ -17,6 +17,7 @@ from argassets.platform.judging.engines.llama_cpp_backend import LlamaCppJudge, 
 from argassets.platform.judging.engines.openai_compat import OpenAIJudge
 from argassets.platform.judging.engines.vllm_backend import VLLMJudge, engine_kwargs
 from argassets.platform.judging.engines.vllm_model import converted_model_dir
+from argassets.platform.judging.engines.vllm_run_batch import RUN_BATCH_SIZE, build_run_batch_judge
 from argassets.platform.judging.interface import Judge
 from argassets.platform.paths import resolve_data_dir
 from argassets.platform.registry.entries import Backend, ModelEntry
@@ -102,6 +103,8 @@ def build_judge(
             ),
             gguf=gguf,
         )
+    if entry.backend == "vllm_batch":  # engines/vllm_run_batch.py: the vllm judge's engine, run by run-batch
+        return build_run_batch_judge(entry, build_judge(entry.model_copy(update={"backend": "vllm"})))
     if entry.backend == "llama_cpp":
         return LlamaCppJudge(
             find_gguf(entry.gguf_path, entry.gguf_package),
@@ -119,6 +122,7 @@ def default_batch_size(entry: ModelEntry) -> int:
         return entry.batch_size
     sizes: dict[Backend, int] = {
         "vllm": 8192,
+        "vllm_batch": RUN_BATCH_SIZE,
         "openai": max(16, 4 * entry.max_concurrency),
         "llama_cpp": 8,
         "import": 100_000,

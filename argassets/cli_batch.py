@@ -1,0 +1,106 @@
+"""``argassets batch export`` / ``argassets batch import``: a partition's judgments through batch files.
+
+The commands read the study inputs the instance has materialised (as ``argassets estimate`` does),
+then call the plain functions :func:`argassets.platform.judging.batch_files.export_batch` and
+:func:`~argassets.platform.judging.batch_files.import_batch_results` on the judgment cache.
+docs/judgments.md, "Batch files".
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from argassets.platform.judging.batch_files import (
+    BatchScope,
+    ExportReport,
+    ImportReport,
+    export_batch,
+    import_batch_results,
+)
+from argassets.platform.registry.entries import ModelRegistry
+
+
+def partition_scope(executor: Any, registry: ModelRegistry, name: str, study: str) -> BatchScope:
+    """What partition ``name`` of ``study`` asks, from the instance's materialised inputs."""
+    import dagster as dg
+
+    from argassets.cli import CliError
+    from argassets.cli_estimate import workloads
+    from argassets.platform.judging.identity import cache_model_key
+
+    known = workloads()
+    if study not in known:
+        raise CliError(f"{name}: no batch files for study {study} (possible: {', '.join(known)})")
+    entry = registry.get(name)
+    if entry.mode != "sample":
+        raise CliError(f"{name}: mode {entry.mode!r} is not sent as batch files (only 'sample')")
+
+    def load(key: str) -> Any:
+        if executor.instance.get_latest_materialization_event(dg.AssetKey(key)) is None:
+            raise CliError(f"{name} / {study}: input {key} is not materialised yet")
+        return executor.repo_def.load_asset_value(dg.AssetKey(key), instance=executor.instance)
+
+    requests, n_runs, sampling = known[study][1](entry, load)
+    return BatchScope(cache_model_key(entry), sampling, n_runs, requests)
+
+
+def _format(registry: ModelRegistry, name: str) -> Any:
+    from argassets.cli import CliError
+    from argassets.platform.judging.engines.openai_batch import batch_format
+    from argassets.platform.resources.judges import STRUCTURED_OUTPUT_ENV_VAR
+
+    try:
+        return batch_format(registry.get(name), os.environ.get(STRUCTURED_OUTPUT_ENV_VAR) or "json_schema")
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
+def run_batch_command(args: argparse.Namespace) -> ExportReport | ImportReport:
+    """Export or import for one partition (the command's logic, returning its report)."""
+    from argassets.cli import Executor, _check_key, _registry, get_instance
+    from argassets.platform.storage.judgment_cache import default_cache_location, open_judgment_cache
+
+    _check_key(args.model, f"batch {args.batch_command}")
+    registry = _registry()
+    executor = Executor(get_instance())
+    scope, batch_format = partition_scope(executor, registry, args.model, args.study), _format(registry, args.model)
+    cache = open_judgment_cache(default_cache_location())
+    try:
+        if args.batch_command == "export":
+            return export_batch(Path(args.out), scope, cache, batch_format, again=args.again)
+        return import_batch_results([Path(f) for f in args.files], scope, cache, batch_format)
+    finally:
+        cache.close()
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    from argassets.cli import CliError, _print
+    from argassets.platform.judging.batch_files import BatchResultError
+
+    try:
+        _print(run_batch_command(args).describe())
+    except BatchResultError as exc:
+        raise CliError(str(exc)) from None
+    return 0
+
+
+def add_batch_commands(sub: Any) -> None:
+    """Register ``argassets batch export`` and ``argassets batch import``."""
+    batch = sub.add_parser("batch", help="judge a partition through OpenAI-Batch files (export, import)")
+    bsub = batch.add_subparsers(dest="batch_command", required=True)
+    export = bsub.add_parser("export", help="write the partition's missing requests as OpenAI-Batch JSONL parts")
+    export.add_argument("model", help="registry entry (backend openai or vllm_batch)")
+    export.add_argument(
+        "--study", required=True, choices=["argument_quality", "political"], help="the study's partition"
+    )
+    export.add_argument("--out", required=True, help="folder of the parts (requests-0001.jsonl, ...); resumable")
+    export.add_argument("--again", action="store_true", help="also export exported requests still unanswered")
+    export.set_defaults(func=cmd_batch)
+    imp = bsub.add_parser("import", help="store a provider's result files in the judgment cache")
+    imp.add_argument("model", help="registry entry the files were exported for")
+    imp.add_argument("--study", required=True, choices=["argument_quality", "political"], help="the study's partition")
+    imp.add_argument("files", nargs="+", help="result JSONL files")
+    imp.set_defaults(func=cmd_batch)

@@ -1,0 +1,77 @@
+"""The prefill a partition's missing prompts will cost at least, before it runs (for ``argassets estimate``).
+
+The prompts to send are tokenized with the engine's own tokenizer and put in the order the judging
+step sends them (:mod:`~argassets.platform.judging.prefix_order`); the floor of the engine's reuse
+model (:mod:`~argassets.platform.judging.prefill_floor`) is then what it must compute, and the time
+estimate scales with it rather than with the raw prompt tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from argassets.platform.judging.interface import ChatRequest
+from argassets.platform.judging.prefill_floor import PromptPrefixes, ReuseModel, prefill_tokens
+from argassets.platform.judging.prefix_order import prefix_order
+from argassets.platform.judging.prompt_token_ids import entry_tokenizer, tokenize_prompts
+from argassets.platform.registry.entries import VLLM_BACKENDS, ModelEntry
+
+__all__ = ["VLLM_DEFAULT_BLOCK", "PrefillEstimate", "estimate_prefill", "expected_reuse_model"]
+
+#: vLLM 0.32's default KV-cache block, in tokens: 128 on its CPU build (vllm/platforms/cpu.py), 16 on CUDA.
+VLLM_DEFAULT_BLOCK = {"cpu": 128, "gpu": 16}
+
+
+def expected_reuse_model(entry: ModelEntry) -> ReuseModel | None:
+    """How the entry's engine reuses prompt tokens (``None``: not known, e.g. a remote endpoint).
+
+    A running vLLM judge reports its real block size (``VLLMJudge.reuse_model``); before it runs,
+    vLLM's default for the entry's device.
+    """
+    if entry.backend in VLLM_BACKENDS:
+        return ReuseModel("blocks", VLLM_DEFAULT_BLOCK[entry.device])
+    if entry.backend == "llama_cpp":
+        return ReuseModel("previous_prompt")
+    return None
+
+
+@dataclass(frozen=True)
+class PrefillEstimate:
+    """The prompt tokens to send and the least of them the engine computes."""
+
+    #: Tokens of each distinct prompt to send (chat template included), in the caller's order.
+    counts: list[int]
+    #: All runs: ``sum(counts) * n_runs``.
+    prompt_tokens: int
+    floor: int
+    model: str
+    tokenizer: str
+
+    @property
+    def share(self) -> float:
+        return self.floor / self.prompt_tokens if self.prompt_tokens else 0.0
+
+    def describe(self) -> str:
+        return (
+            f"prefill the engine computes at least: {self.floor} tokens, {100 * self.share:.1f}% of "
+            f"{self.prompt_tokens} (floor: {self.model}, prefix order; {self.tokenizer})"
+        )
+
+
+def estimate_prefill(entry: ModelEntry, requests: list[ChatRequest], n_runs: int) -> PrefillEstimate | None:
+    """The floor of ``requests`` (distinct prompts, each with ``n_runs`` runs to send), or ``None``
+    when the engine's tokenizer is not on this machine or its reuse is unknown."""
+    model = expected_reuse_model(entry)
+    tokenizer = entry_tokenizer(entry) if model is not None and requests else None
+    if model is None or tokenizer is None:
+        return None
+    try:
+        tokenized = tokenize_prompts(tokenizer, requests)
+    finally:
+        tokenizer.close()
+    order = np.asarray(prefix_order(requests), dtype=np.int64)
+    floor = prefill_tokens(PromptPrefixes(tokenized), order, model, copies=n_runs)
+    counts = [int(n) for n in tokenized.lengths]
+    return PrefillEstimate(counts, sum(counts) * n_runs, floor, model.describe(), tokenized.method)
