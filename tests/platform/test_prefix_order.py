@@ -120,3 +120,14 @@ def test_two_writers_in_prefix_order_send_nothing_twice(tmp_path: Path) -> None:
     by_key = [{(c.key, c.run): c.text for c in result} for result in results]
     assert by_key[0] == by_key[1] and len(by_key[0]) == 28 * 3
     assert JudgmentCache(path).count("m") == 27 * 3
+
+
+def test_a_judge_that_computes_no_prompt_keeps_the_table_order(tmp_path: Path) -> None:
+    requests = _study_like_requests()
+    judge = RecordingJudge()
+    judge.prefix_order = False  # type: ignore[attr-defined]
+    judge_incrementally(judge, "m", requests, SamplingParams(1.0), 1, JudgmentCache(tmp_path / "c.sqlite"))
+    assert judge.sent == [r for r in requests if r.key != "duplicate"]
+    from argassets.platform.judging.engines.baselines import LongerWinsJudge, RandomJudge
+
+    assert RandomJudge.prefix_order is False and LongerWinsJudge.prefix_order is False

@@ -322,8 +322,9 @@ def _open_call(
     """Look the scope up in the cache, plan the missing work and say how much there is."""
     stored = cache.lookup(model_name, sampling.key())
     # One representative request per prompt hash (identical prompts are sent once), in prefix order:
-    # batches, and the requests within a batch, go out with shared prefixes adjacent.
-    representative = distinct_in_prefix_order(requests)
+    # batches, and the requests within a batch, go out with shared prefixes adjacent. A judge that
+    # computes no prompt (baselines, imports: prefix_order = False) keeps the table's order, unsorted.
+    representative = distinct_in_prefix_order(requests, sort=getattr(judge, "prefix_order", True))
     work = _Work.plan(representative, n_runs, stored, policy.max_attempts)
     total = len(representative) * n_runs
     already = total - work.left()
@@ -354,7 +355,8 @@ def judge_incrementally(
     grouped by request (all of a request's missing runs go out together, so a backend can draw them
     as ``n`` samples of one prompt), put in prefix order (:mod:`~argassets.platform.judging.prefix_order`:
     shared prompt prefixes adjacent, within a batch and across batches, whatever the order of
-    ``requests``) and chunked into batches of ``batch_size`` requests. Before a
+    ``requests``; not for a judge whose ``prefix_order`` attribute is ``False``) and chunked into
+    batches of ``batch_size`` requests. Before a
     batch is sent its keys are *claimed* in the cache; only claimed keys are sent, and each finished
     batch is stored, and its claims dropped, in one transaction before the next is sent. So:
 

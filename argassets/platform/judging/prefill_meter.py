@@ -52,6 +52,7 @@ class PrefillMeter:
     def __init__(self, judge: Judge):
         self.judge = judge
         self.backend = judge.backend
+        self.prefix_order = bool(getattr(judge, "prefix_order", True))
         self.sent: list[ChatRequest] = []
         #: Sequences each sent prompt became (its runs in that call).
         self.copies: list[int] = []

@@ -11,7 +11,9 @@ prompts' token ids would group the same prompts; it needs the tokenizer and gave
 on Study A (docs/judgments.md, "Prefix order and the prefill floor"), so the text is the key.
 
 Only the order of sending changes: seeds are per prompt and run, results are reported in the
-table's order.
+table's order. Judges that compute no prompt (the baselines, imports) declare ``prefix_order =
+False`` and are sent the table's order: sorting 125,568 prompts costs a fraction of a second they
+would gain nothing for.
 """
 
 from __future__ import annotations
@@ -33,9 +35,12 @@ def prefix_order(requests: Sequence[ChatRequest]) -> list[int]:
     return sorted(range(len(requests)), key=lambda index: prefix_key(requests[index]))
 
 
-def distinct_in_prefix_order(requests: Iterable[ChatRequest]) -> dict[str, ChatRequest]:
-    """One request per prompt hash (the first in table order), keyed by hash, in prefix order."""
+def distinct_in_prefix_order(requests: Iterable[ChatRequest], sort: bool = True) -> dict[str, ChatRequest]:
+    """One request per prompt hash (the first in table order), keyed by hash, in prefix order
+    (``sort=False``: in table order, for judges that compute no prompt)."""
     representative: dict[str, ChatRequest] = {}
     for request in requests:
         representative.setdefault(request.prompt_sha256, request)
+    if not sort:
+        return representative
     return dict(sorted(representative.items(), key=lambda item: prefix_key(item[1])))
