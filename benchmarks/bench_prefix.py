@@ -309,22 +309,25 @@ def main() -> None:
         flush=True,
     )
     results: dict[str, Any] = {"prompts": len(requests), "left_out": len(every) - len(requests), "load_before": load}
-    results["full_slice"] = full_slice_floor(data_dir, args.topics)
-    if "llama" in paths:
-        results["llama"] = llama_path(ordered, sampling, args.threads)
-    if "vllm" in paths or "run-batch" in paths:
-        results["vllm"] = vllm_path(ordered, sampling)
-    if "serve" in paths:
-        results["serve"] = serve_path(ordered, sampling, ROOT / "benchmarks" / "results" / "bench_prefix_serve.log")
-        results["serve"]["floor_from"] = results.get("vllm", {}).get("floor", {})
-    if "run-batch" in paths:
-        results["run_batch"] = run_batch_path(ordered["prefix"], sampling)
-    results["load_after"] = os.getloadavg()
-    text = report(results, len(requests) * len(RUNS))
-    print(text)
     out = ROOT / "benchmarks" / "results" / "bench_prefix.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2, default=str) + "\n")
+
+    def keep(key: str, value: Any) -> None:  # each path's figures are kept as soon as they are in
+        results[key] = value
+        results["load_after"] = os.getloadavg()
+        out.write_text(json.dumps(results, indent=2, default=str) + "\n")
+
+    keep("full_slice", full_slice_floor(data_dir, args.topics))
+    if "llama" in paths:
+        keep("llama", llama_path(ordered, sampling, args.threads))
+    if "vllm" in paths or "run-batch" in paths:
+        keep("vllm", vllm_path(ordered, sampling))
+    if "serve" in paths:
+        served = serve_path(ordered, sampling, out.parent / "bench_prefix_serve.log")
+        keep("serve", {**served, "floor_from": results.get("vllm", {}).get("floor", {})})
+    if "run-batch" in paths:
+        keep("run_batch", run_batch_path(ordered["prefix"], sampling))
+    print(report(results, len(requests) * len(RUNS)))
 
 
 if __name__ == "__main__":
