@@ -18,7 +18,8 @@ from collections.abc import Callable, Collection, Mapping
 import dagster as dg
 from dagster._core.run_coordinator import QueuedRunCoordinator, SubmitRunContext
 
-from argassets.platform.registry.entries import ModelEntry, RegistryError, load_registry
+from argassets.platform.registry.entries import RegistryError, load_registry
+from argassets.platform.registry.model_entry import ModelEntry
 
 PARTITION_TAG = "dagster/partition"
 
@@ -72,4 +73,11 @@ class TaggingRunCoordinator(QueuedRunCoordinator):
             tagged = self._instance.get_run_by_id(run.run_id)
             if tagged is not None:
                 context = context._replace(dagster_run=tagged)
-        return super().submit_run(context)
+        queued = super().submit_run(context)
+        # Nothing waits in silence: a run queued behind a full limit says so in its log.
+        from argassets.platform.operations.waiting import queue_wait
+
+        reason = queue_wait(self._instance, queued, self.get_run_queue_config().tag_concurrency_limits)
+        if reason is not None:
+            self._instance.report_engine_event(reason, queued)
+        return queued

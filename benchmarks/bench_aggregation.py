@@ -52,8 +52,8 @@ from argassets.argument_quality import configurations as aq_configurations
 from argassets.argument_quality.corpus import load_corpus, locate_corpus
 from argassets.argument_quality.synthetic import SyntheticJudge, synthetic_judgments
 from argassets.argument_quality.voting import majority_votes
-from argassets.platform.reporting import presentation
 from argassets.platform.paths import resolve_data_dir
+from argassets.platform.reporting import presentation
 
 N_MODELS = 12
 

@@ -218,9 +218,10 @@ def run_batch_path(requests: list[Any], sampling: Any) -> dict[str, Any]:
     """(d): the slice in prefix order through ``vllm run-batch`` (one call, the engine's start included)."""
     from argassets.platform.judging.engines import build_judge
     from argassets.platform.registry.entries import load_registry
+    from argassets.platform.registry.model_entry import model_entry
 
-    entry = load_registry().get("smollm2-135m-vllm")
-    judge = build_judge(entry.model_copy(update={"backend": "vllm_batch"}))
+    fields = load_registry().get("smollm2-135m-vllm").model_dump(exclude_defaults=True, exclude={"scope"})
+    judge = build_judge(model_entry(**{**fields, "backend": "vllm_batch"}))
     seconds, labels = _timed_batches(judge, requests, sampling, len(requests))
     judge.close()
     print(f"vllm run-batch prefix: {seconds:.1f} s (engine start included)", flush=True)

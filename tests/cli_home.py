@@ -40,7 +40,9 @@ def cli_environment(
         shutil.copyfile(LOCAL_INSTANCE, home / "dagster.yaml")
     else:
         shutil.copytree(inputs / "dagster_home", home)
-        shutil.copyfile(inputs / "argassets.duckdb", folder / "argassets.duckdb")
+        from argassets.platform.storage.reader_file import copy_warehouse
+
+        copy_warehouse(inputs / "argassets.duckdb", folder / "argassets.duckdb")
     (folder / "models.toml").write_text(registry, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(without)}
     env.update(

@@ -1,6 +1,6 @@
 """``argassets retrieve | debate | persona``: graph-based retrieval and generation from a terminal.
 
-Registered by ``argassets/cli.py`` (:func:`add_commands`). The embedded store reads the tables a
+Registered by the ``argassets`` parser (:mod:`argassets.cli`, :func:`add_commands`). The embedded store reads the tables a
 run wrote (``argassets run-default``); ``--store neo4j`` queries the server of ``NEO4J_URI``,
 ``NEO4J_USER``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE`` after ``neo4j_political_kb_embeddings``.
 """
@@ -40,7 +40,7 @@ class CommandError(RuntimeError):
 
 
 def _out(line: str) -> None:
-    print(line, flush=True)  # noqa: T201
+    print(line, flush=True)
 
 
 def _csv(text: str | None) -> tuple[str, ...]:
@@ -143,7 +143,8 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
 
 def _generation_inputs(args: argparse.Namespace, utterance: str | None) -> tuple[list[RetrievalResult], Any, Any]:
     from argassets.platform.registry.entries import RegistryError, load_registry
-    from argassets.platform.storage.judgment_cache import default_cache_location, open_judgment_cache
+    from argassets.platform.storage.judgment_cache import open_judgment_cache
+    from argassets.platform.storage.judgment_cache.location import default_cache_location
 
     try:
         entry = load_registry().get(args.model)
@@ -196,7 +197,9 @@ def _retrieval_options(parser: argparse.ArgumentParser, method_default: str) -> 
         default=method_default,
         help=f"vector: nearest arguments; typical: with every relation's neighbours; chosen: --relations only (default {method_default})",
     )
-    parser.add_argument("--k", type=int, default=5, help="results per method (per relation group for graph methods)")
+    parser.add_argument(
+        "--k", type=_at_least(1), default=5, help="results per method (per relation group for graph methods), 1 or more"
+    )
     parser.add_argument("--force", help="illocutionary force of the similar argument (e.g. Asserting)")
     parser.add_argument("--relations", help=f"comma-separated, for --method chosen ({', '.join(RELATIONSHIP_TYPES)})")
     parser.add_argument("--neighbour-forces", help="comma-separated forces of the neighbour, for --method chosen")
@@ -241,10 +244,25 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
             EmbeddingModelError,
             LookupError,
         ) as exc:
-            print(f"argassets: error: {exc}", file=sys.stderr)  # noqa: T201
+            print(f"argassets: error: {exc}", file=sys.stderr)
             return 2
 
     return run
+
+
+def _at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least ``minimum`` (a clear one-line error otherwise)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {minimum} or more, got {value}")
+        return value
+
+    return parse
 
 
 def add_commands(sub: Any) -> None:
@@ -258,7 +276,9 @@ def add_commands(sub: Any) -> None:
     deb.add_argument("utterance", help="what the debater answers")
     deb.add_argument("--model", required=True, help="registry entry (vllm, openai or llama_cpp)")
     deb.add_argument("--no-retrieval", action="store_true", help="answer without retrieved examples")
-    deb.add_argument("--max-examples", type=int, default=8, help="retrieved examples shown to the model at most")
+    deb.add_argument(
+        "--max-examples", type=_at_least(0), default=8, help="retrieved examples shown to the model at most (0 or more)"
+    )
     _retrieval_options(deb, "typical")
     deb.set_defaults(func=_guarded(cmd_debate))
 
@@ -266,6 +286,11 @@ def add_commands(sub: Any) -> None:
     per.add_argument("--topic", help="text to retrieve the persona's arguments with")
     per.add_argument("--model", required=True, help="registry entry (vllm, openai or llama_cpp)")
     per.add_argument("--no-retrieval", action="store_true", help="write the persona without retrieved arguments")
-    per.add_argument("--max-examples", type=int, default=8, help="retrieved arguments shown to the model at most")
+    per.add_argument(
+        "--max-examples",
+        type=_at_least(0),
+        default=8,
+        help="retrieved arguments shown to the model at most (0 or more)",
+    )
     _retrieval_options(per, "vector")
     per.set_defaults(func=_guarded(cmd_persona))

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from argassets.platform.judging.interface import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.political.prompts import N_REPETITIONS
 from argassets.political.scope import PoliticalScope
 from argassets.political.score_parsing import ParsedScore, parse_score
@@ -195,6 +195,21 @@ def prediction_table(
     if frame.empty:
         return empty_predictions()
     return _typed(frame.sort_values(["argument_id", "repetition"], kind="stable"))
+
+
+def out_of_range_warning(name: str, path: object, table: pd.DataFrame, shown: int = 5) -> str:
+    """The terminal line for published scores outside 0-100: how many, where, a few examples.
+
+    Such values are kept as invalid rows (``is_valid`` false), as the paper's NA-and-invalid
+    counts treat them; the metadata carries the count (``out_of_range_published_values``).
+    """
+    integer = table["raw_output"].str.fullmatch(r"-?\d+").fillna(False).astype(bool)
+    bad = table[integer & ~table["is_valid"]]
+    examples = [f"{argument} = {raw}" for argument, raw in zip(bad["argument_id"], bad["raw_output"], strict=True)]
+    return (
+        f"{name}: {len(bad)} published score(s) outside 0-100 in {path}, kept as invalid rows "
+        f"(first: {'; '.join(examples[:shown])})"
+    )
 
 
 def published_prediction_table(expanded: pd.DataFrame, scope: str) -> pd.DataFrame:

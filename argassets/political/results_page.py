@@ -14,9 +14,10 @@ from typing import Any
 
 import pandas as pd
 
-from argassets.platform.registry.entries import ModelEntry, ModelRegistry
+from argassets.platform.registry.entries import ModelRegistry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.reporting.results_page import Leaderboard, Section, results_page
-from argassets.political.published import PUBLISHED_TSV_STUDY_PREFIX
+from argassets.political.published import PUBLISHED_TSV_STUDY_PREFIX, published_predictions_file
 from argassets.political.validation.alpha_conventions import paper_comparison
 
 PUBLISHED_PREFIX = "published:"
@@ -42,8 +43,10 @@ def _squash(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.lower())
 
 
-def _imports_published(entry: ModelEntry) -> bool:
-    return entry.backend == "import" and entry.format == "published_tsv" and "political" in entry.studies
+def _published_stem(entry: ModelEntry) -> str | None:
+    """The file stem of the published predictions a political entry imports, or ``None``."""
+    published = published_predictions_file(entry)
+    return PurePosixPath(published.path).stem if published is not None and "political" in entry.studies else None
 
 
 def published_system_names(registry: ModelRegistry, prefixes: Iterable[str]) -> dict[str, str]:
@@ -53,12 +56,10 @@ def published_system_names(registry: ModelRegistry, prefixes: Iterable[str]) -> 
     digits) must begin the entry's ``model_id`` (whole, or after its ``org/``). A prefix that
     matches several entries keeps its own name.
     """
-    entries = [e for e in registry.models if _imports_published(e)]
+    entries = [e for e in registry.models if _published_stem(e) is not None]
     names: dict[str, str] = {}
     for prefix in prefixes:
-        explicit = [
-            e.name for e in entries if e.path and PUBLISHED_TSV_STUDY_PREFIX.get(PurePosixPath(e.path).stem) == prefix
-        ]
+        explicit = [e.name for e in entries if PUBLISHED_TSV_STUDY_PREFIX.get(_published_stem(e) or "") == prefix]
         wanted = _squash(prefix)
         by_id = [
             e.name
@@ -80,7 +81,7 @@ def one_name_per_system(report: pd.DataFrame, registry: ModelRegistry, facet: st
         s.removeprefix(PUBLISHED_PREFIX) for s in report["system"].astype(str) if s.startswith(PUBLISHED_PREFIX)
     ]
     names = published_system_names(registry, prefixes)
-    imported = {e.name for e in registry.models if _imports_published(e)}
+    imported = {e.name for e in registry.models if _published_stem(e) is not None}
     out = report.assign(
         from_study_file=report["system"].isin(list(names)),
         system=report["system"].replace(names),

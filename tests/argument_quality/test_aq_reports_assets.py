@@ -7,7 +7,6 @@ the full real corpus are in test_aq_paper_full.py (one run shared by its tests).
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -31,6 +30,7 @@ from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
+from argassets.platform.storage.reader_file import copy_warehouse
 from tests.model_partitions import add_partitions
 
 UPSTREAM = [corpora.webis_corpus, prompts.aq_few_shot_examples, prompts.aq_prompts]
@@ -103,7 +103,7 @@ def metadata(result, asset: str) -> dict:
 def sample_run(tmp_path_factory: pytest.TempPathFactory, upstream_db: Path):
     folder = tmp_path_factory.mktemp("aq_reports")
     database = folder / "argassets.duckdb"
-    shutil.copy(upstream_db, database)  # the session's sample inputs (corpora, prompts), made once
+    copy_warehouse(upstream_db, database)  # the session's sample inputs (corpora, prompts), made once
     registry = folder / "models.toml"
     registry.write_text("\n".join(ENTRIES.values()))
     res = resources(database, registry, folder / "cache.sqlite", SAMPLE_DATA_DIR)

@@ -19,6 +19,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from argassets.platform.storage.reader_file import store_path
 from argassets.platform.storage.table_store import ParquetTableStore
 from tests.platform.partition_writer import KEYS, PARTITION_COLUMN, TABLE
 
@@ -48,8 +49,8 @@ def _start_writer(storage: str, location: Path, errors: Path) -> subprocess.Pope
 
 
 def _duckdb_partitions(location: Path) -> dict[str, tuple[int, int]]:
-    # A read-write open is what the next run does: it replays a WAL the killed writer left.
-    with duckdb.connect(str(location)) as con:
+    # A read-write open of the runs' store is what the next run does: it replays a WAL the killed writer left.
+    with duckdb.connect(str(store_path(location))) as con:
         rows = con.execute(
             f"SELECT {PARTITION_COLUMN}, count(*), count(DISTINCT version) FROM main.{TABLE} GROUP BY 1"
         ).fetchall()
@@ -74,7 +75,7 @@ def test_a_writer_killed_at_any_instant_leaves_every_partition_whole(tmp_path: P
         time.sleep(0.1 + 0.2 * kill)  # later and later into the rewrite loop
         writer.send_signal(signal.SIGKILL)
         writer.wait(timeout=30)
-        wal_left += storage == "duckdb" and Path(f"{location}.wal").exists()
+        wal_left += storage == "duckdb" and Path(f"{store_path(location)}.wal").exists()
         found = read(location)
         if found != {key: (ROWS, 1) for key in KEYS}:
             broken.append((kill, found))

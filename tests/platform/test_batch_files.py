@@ -23,7 +23,7 @@ from argassets.platform.judging.incremental import judge_incrementally
 from argassets.platform.judging.interface import ChatRequest, SamplingParams
 from argassets.platform.judging.prefix_order import prefix_key
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 from tests.judgments_http import ScriptedServer, chat_reply
 
 SAMPLING = SamplingParams(1.0, seed=7, max_tokens=16)

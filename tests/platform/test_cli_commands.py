@@ -12,8 +12,12 @@ import dagster as dg
 import pytest
 
 from argassets import cli
+from argassets.cli import common, materialize
+from argassets.cli.common import CliError
 from argassets.platform.operations.automation import operations_layout
 from argassets.platform.operations.check_coverage import unevaluated_checks
+from argassets.platform.operations.run_engine import Executor
+from argassets.platform.operations.run_recovery import HOST_TAG, PID_TAG
 from argassets.platform.registry.entries import parse_registry
 
 REG = parse_registry(
@@ -34,14 +38,14 @@ def test_ui_binds_loopback_by_default() -> None:
 
 def test_sync_adds_missing_partitions_and_never_deletes(dagster_instance: dg.DagsterInstance) -> None:
     dagster_instance.add_dynamic_partitions("judge_models", ["old-model", "b"])
-    result = cli.sync_partitions(dagster_instance, REG)
+    result = common.sync_partitions(dagster_instance, REG)
     assert result == {"added": ["a", "c"], "present": ["b"], "not_in_registry": ["old-model"]}
     assert dagster_instance.get_dynamic_partitions("judge_models") == ["old-model", "b", "a", "c"]
     # Each study's own partitions: its entries only (b was there before the study definitions).
     assert dagster_instance.get_dynamic_partitions("models_argument_quality") == ["a", "b"]
     assert dagster_instance.get_dynamic_partitions("models_political") == ["c"]
-    assert cli.sync_partitions(dagster_instance, REG)["added"] == []
-    dry = cli.sync_partitions(
+    assert common.sync_partitions(dagster_instance, REG)["added"] == []
+    dry = common.sync_partitions(
         dagster_instance,
         parse_registry({"models": [{"name": "d", "backend": "random", "studies": ["political"]}]}),
         dry_run=True,
@@ -56,30 +60,30 @@ def _args(**kwargs) -> argparse.Namespace:
 
 
 def test_partition_ranges_follow_instance_order_and_refuse_unknown_names(dagster_instance: dg.DagsterInstance) -> None:
-    cli.sync_partitions(dagster_instance, REG)
-    assert cli._select_partitions(REG, dagster_instance, _args(start="a", end="b")) == ["a", "b"]
-    assert cli._select_partitions(REG, dagster_instance, _args(start="b")) == ["b", "c"]
-    assert cli._select_partitions(REG, dagster_instance, _args(all=True)) == ["a", "b", "c"]
-    assert cli._select_partitions(REG, dagster_instance, _args(partitions="c, a")) == ["c", "a"]
-    with pytest.raises(cli.CliError, match="--to zz: no such partition"):
-        cli._select_partitions(REG, dagster_instance, _args(start="a", end="zz"))
-    with pytest.raises(cli.CliError, match="empty range"):
-        cli._select_partitions(REG, dagster_instance, _args(start="c", end="a"))
-    with pytest.raises(cli.CliError, match="not in the registry: zz"):
-        cli._select_partitions(REG, dagster_instance, _args(partitions="a,zz"))
-    with pytest.raises(cli.CliError, match="choose partitions"):
-        cli._select_partitions(REG, dagster_instance, _args())
+    common.sync_partitions(dagster_instance, REG)
+    assert common.select_partitions(REG, dagster_instance, _args(start="a", end="b")) == ["a", "b"]
+    assert common.select_partitions(REG, dagster_instance, _args(start="b")) == ["b", "c"]
+    assert common.select_partitions(REG, dagster_instance, _args(all=True)) == ["a", "b", "c"]
+    assert common.select_partitions(REG, dagster_instance, _args(partitions="c, a")) == ["c", "a"]
+    with pytest.raises(CliError, match="--to zz: no such partition"):
+        common.select_partitions(REG, dagster_instance, _args(start="a", end="zz"))
+    with pytest.raises(CliError, match="empty range"):
+        common.select_partitions(REG, dagster_instance, _args(start="c", end="a"))
+    with pytest.raises(CliError, match="not in the registry: zz"):
+        common.select_partitions(REG, dagster_instance, _args(partitions="a,zz"))
+    with pytest.raises(CliError, match="choose partitions"):
+        common.select_partitions(REG, dagster_instance, _args())
 
 
 def test_partition_keys_on_the_command_line_are_checked_first(dagster_instance: dg.DagsterInstance) -> None:
-    cli.sync_partitions(dagster_instance, REG)
+    common.sync_partitions(dagster_instance, REG)
     for bad in ("it's", "a b", "../x", "A"):
-        with pytest.raises(cli.CliError, match=r"--partitions: partition key .* is not a valid model name"):
-            cli._select_partitions(REG, dagster_instance, _args(partitions=f"a,{bad}"))
-    with pytest.raises(cli.CliError, match=r"--from: partition key \"a'\" is not a valid model name"):
-        cli._select_partitions(REG, dagster_instance, _args(start="a'"))
-    with pytest.raises(cli.CliError, match="materialize: partition key 'x;y' is not a valid model name"):
-        cli.cmd_materialize(argparse.Namespace(partition="x;y", study=None, with_reports=False))
+        with pytest.raises(CliError, match=r"--partitions: partition key .* is not a valid model name"):
+            common.select_partitions(REG, dagster_instance, _args(partitions=f"a,{bad}"))
+    with pytest.raises(CliError, match=r"--from: partition key \"a'\" is not a valid model name"):
+        common.select_partitions(REG, dagster_instance, _args(start="a'"))
+    with pytest.raises(CliError, match="materialize: partition key 'x;y' is not a valid model name"):
+        materialize.cmd_materialize(argparse.Namespace(partition="x;y", study=None, with_reports=False))
     # A key added by hand (the UI takes any text) is listed as such, never as a model.
     dagster_instance.add_dynamic_partitions("judge_models", ["it's mine"])
     assert "it's mine" in dagster_instance.get_dynamic_partitions("judge_models")
@@ -89,10 +93,10 @@ def test_fresh_dagster_home_gets_the_local_config_and_an_existing_one_is_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
-    home = cli.dagster_home()
-    assert (home / "dagster.yaml").read_text() == cli.LOCAL_INSTANCE_CONFIG.read_text()
+    home = common.dagster_home()
+    assert (home / "dagster.yaml").read_text() == common.LOCAL_INSTANCE_CONFIG.read_text()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-    cli.dagster_home()
+    common.dagster_home()
     assert (home / "dagster.yaml").read_text() == "telemetry:\n  enabled: false\n"
 
 
@@ -122,7 +126,7 @@ def test_orphaned_cli_runs_are_marked_failed_and_live_ones_kept() -> None:
     with dg.instance_for_test() as instance:
         runs = {}
         for name, pid in (("dead", dead.pid), ("alive", __import__("os").getpid())):
-            run = instance.create_run_for_job(job, tags={cli.PID_TAG: str(pid), cli.HOST_TAG: host})
+            run = instance.create_run_for_job(job, tags={PID_TAG: str(pid), HOST_TAG: host})
             instance.handle_new_event(
                 dg.EventLogEntry(
                     error_info=None,
@@ -136,7 +140,7 @@ def test_orphaned_cli_runs_are_marked_failed_and_live_ones_kept() -> None:
                 )
             )
             runs[name] = run.run_id
-        lines = cli.mark_orphans(instance)
+        lines = common.mark_orphans(instance)
         assert lines == [f"marked failed: run {runs['dead']} (__ASSET_JOB); its process (pid {dead.pid}) is gone"]
         assert instance.get_run_by_id(runs["dead"]).status == dg.DagsterRunStatus.FAILURE
         assert instance.get_run_by_id(runs["alive"]).status == dg.DagsterRunStatus.STARTED
@@ -168,14 +172,14 @@ def test_run_default_without_published_data_runs_study_a_on_the_embedded_sample(
         report = db.execute("select model, count(*) from aq_agreement_report group by 1 order by 1").fetchall()
         assert report == [("longer-wins", 12), ("random", 12)]
     instance = dg.DagsterInstance.get()
-    graph = cli.Executor(instance).repo_def.asset_graph
+    graph = Executor(instance, common.DEFINITIONS_MODULE).repo_def.asset_graph
     unevaluated = unevaluated_checks(instance, graph, operations_layout(graph), left_out={"political"})
     assert unevaluated == {}, unevaluated
 
 
 def test_with_reports_refreshes_only_the_studies_the_models_take_part_in() -> None:
     both = ["argument_quality", "political"]
-    assert cli.studies_taken_part_in(REG, ["a"], None, both) == ["argument_quality"]
-    assert cli.studies_taken_part_in(REG, ["a", "c"], None, both) == ["argument_quality", "political"]
-    assert cli.studies_taken_part_in(REG, ["a", "c"], ["political"], both) == ["political"]
-    assert cli.studies_taken_part_in(REG, ["c"], None, ["argument_quality"]) == []  # no Study B assets here
+    assert common.studies_taken_part_in(REG, ["a"], None, both) == ["argument_quality"]
+    assert common.studies_taken_part_in(REG, ["a", "c"], None, both) == ["argument_quality", "political"]
+    assert common.studies_taken_part_in(REG, ["a", "c"], ["political"], both) == ["political"]
+    assert common.studies_taken_part_in(REG, ["c"], None, ["argument_quality"]) == []  # no Study B assets here

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from argassets import cli
-from argassets.cli_environment import ENVIRONMENT_VARIABLES
+from argassets.cli.environment import ENVIRONMENT_VARIABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE_FOLDERS = ("argassets", "resources", "sensors", "asset_checks", "deploy")

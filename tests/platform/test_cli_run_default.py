@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from argassets import cli
+from argassets.platform.operations.run_engine import Executor
 from argassets.platform.registry.entries import parse_registry
 
 REGISTRY = parse_registry(
@@ -27,7 +27,7 @@ REGISTRY = parse_registry(
 STUDIES = ["argument_quality", "political"]
 
 
-class RecordingExecutor(cli.Executor):
+class RecordingExecutor(Executor):
     """An executor whose runs only append ``event pid`` lines to a file (shared with forked processes)."""
 
     def __init__(self, log: Path, failing: frozenset[str] = frozenset()):  # no instance, no code location

@@ -23,6 +23,7 @@ from argassets.platform.release_manifest import (
 )
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.storage import duckdb_io_manager
+from argassets.platform.storage.reader_file import store_path
 from argassets.political.assets import knowledge_base as kb
 from argassets.political.published import read_published_tsv
 from argassets.political.release_facts import QT30_MANIFEST, QT30_NODESET_PATTERN
@@ -82,7 +83,7 @@ def test_a_truncated_corpus_writes_nothing(webis_copy: Path, tmp_path: Path) -> 
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     assert "raw-rhetorical.csv: 13,951 comparisons" in failure.step_failure_data.error.message
     assert result.asset_materializations_for_node("webis_corpus") == []
-    with duckdb.connect(str(database)) as con:
+    with duckdb.connect(str(store_path(database))) as con:
         assert con.execute("select count(*) from information_schema.tables").fetchone() == (0,)
 
 
@@ -164,5 +165,5 @@ def test_qt30_asset_fails_before_writing(shared_data_dir: Path, tmp_path: Path) 
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     assert f"{qt30 / gone}: missing" in failure.step_failure_data.error.message
     assert result.asset_materializations_for_node("qt30_aif_tables") == []
-    with duckdb.connect(str(database)) as con:
+    with duckdb.connect(str(store_path(database))) as con:
         assert con.execute("select count(*) from information_schema.tables").fetchone() == (0,)

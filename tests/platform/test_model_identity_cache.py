@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,11 +32,13 @@ from argassets.platform.judging.identity import cache_model_key, identity_key, m
 from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from argassets.platform.registry.entries import ModelEntry, RegistryError, load_registry, parse_registry
+from argassets.platform.registry.entries import RegistryError, load_registry, parse_registry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
+from argassets.platform.storage.reader_file import copy_warehouse
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 
@@ -139,7 +140,7 @@ def _table(database: Path) -> pd.DataFrame:
 
 def test_an_entry_changed_under_the_same_name_is_judged_again(tmp_path: Path, upstream_db: Path) -> None:
     database = tmp_path / "argassets.duckdb"
-    shutil.copy(upstream_db, database)
+    copy_warehouse(upstream_db, database)
     entry = f'[[models]]\nname = "m"\nbackend = "random"\nstudies = ["argument_quality"]\n{SCOPE}\n'
     first = _materialize(tmp_path, database, entry + "seed = 1\n")
     assert first["completions_sent"] == ITEMS and first["completions_from_cache"] == 0
@@ -219,7 +220,7 @@ def test_greedy_runs_go_as_single_samples_with_their_own_seed(monkeypatch: pytes
     import sys
     from types import SimpleNamespace
 
-    from argassets.platform.judging.engines import VLLMJudge
+    from argassets.platform.judging.engines.vllm_backend import VLLMJudge
 
     class Params:
         def __init__(self, **kwargs: object) -> None:

@@ -10,7 +10,6 @@ while it is the one the run saw. PostgreSQL is a real server (tests/postgres_ser
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 import threading
 import time
@@ -35,12 +34,14 @@ from argassets.platform.judging.interface import (
 )
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
-from argassets.platform.storage.judgment_cache import new_owner_id, open_judgment_cache
+from argassets.platform.storage.judgment_cache import open_judgment_cache
+from argassets.platform.storage.judgment_cache.interface import new_owner_id
+from argassets.platform.storage.reader_file import copy_warehouse
 from argassets.political.predictions import prediction_table
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
@@ -415,7 +416,7 @@ def test_partition_counts_non_answers_asks_them_again_and_gives_up(
 ) -> None:
     assert MAX_ATTEMPTS == 3  # the counts below follow three attempts
     database = tmp_path / "argassets.duckdb"
-    shutil.copy(upstream_db, database)
+    copy_warehouse(upstream_db, database)
     keys = _first_request_keys(database, 4)
     SCRIPT.clear()
     SCRIPT.update(
@@ -458,7 +459,7 @@ def test_partition_keeps_invalid_answers_and_does_not_ask_them_again(
 ) -> None:
     """Prose is counted invalid, as the studies report it, and is not a non-answer: nothing re-sent."""
     database = tmp_path / "argassets.duckdb"
-    shutil.copy(upstream_db, database)
+    copy_warehouse(upstream_db, database)
     keys = _first_request_keys(database, 2)
     SCRIPT.clear()
     SCRIPT.update({keys[0]: ["I prefer A", "A"], keys[1]: ["A or B", "B"]})  # a second attempt would parse

@@ -6,7 +6,6 @@ naming the partitions, when they differ: the issue's report over a partition who
 writer had lost succeeded with half the votes.
 """
 
-import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -23,6 +22,7 @@ from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
+from argassets.platform.storage.reader_file import copy_warehouse, store_path
 from argassets.political.assets.ensembles import political_model_stats
 from argassets.political.model_stats import PREDICTION_STATS_COLUMNS
 from tests.model_partitions import add_partitions
@@ -75,7 +75,7 @@ def test_majority_votes_fail_naming_a_materialised_partition_whose_rows_are_gone
     tmp_path: Path, upstream_db: Path
 ) -> None:
     database = tmp_path / "argassets.duckdb"
-    shutil.copy(upstream_db, database)
+    copy_warehouse(upstream_db, database)
     (tmp_path / "models.toml").write_text(REGISTRY, encoding="utf-8")
     resources = _resources(tmp_path, database)
     with dg.instance_for_test() as instance:
@@ -94,7 +94,7 @@ def test_majority_votes_fail_naming_a_materialised_partition_whose_rows_are_gone
         assert covered["aq_judgments_partitions_read"].value == sorted(MODELS)
 
         # The issue's state: Dagster lists `random` as materialised, its rows are gone.
-        with duckdb.connect(str(database)) as con:
+        with duckdb.connect(str(store_path(database))) as con:
             con.execute("DELETE FROM main.aq_judgments WHERE judge_model = 'random'")
         lost = _votes(resources, instance)
         assert not lost.success
@@ -109,7 +109,7 @@ def test_majority_votes_fail_naming_a_materialised_partition_whose_rows_are_gone
             instance=instance,
             partition_key="random",
         ).success
-        with duckdb.connect(str(database)) as con:
+        with duckdb.connect(str(store_path(database))) as con:
             con.execute("DELETE FROM main.aq_judgments WHERE judge_model = 'longer-wins' AND run = 2")
             kept = con.execute("SELECT count(*) FROM main.aq_judgments WHERE judge_model = 'longer-wins'").fetchone()
         short = _votes(resources, instance)
@@ -152,7 +152,7 @@ def test_political_model_stats_fail_naming_a_partition_not_read_as_recorded(tmp_
         selection = dg.AssetSelection.assets(political_model_stats)
         assert dg.materialize(assets, selection=selection, resources=resources, instance=instance).success
         where = "judge_model = 'random'" + (" AND repetition > 1" if damage == "short" else "")
-        with duckdb.connect(str(database)) as con:
+        with duckdb.connect(str(store_path(database))) as con:
             con.execute(f"DELETE FROM main.political_predictions WHERE {where}")
         result = dg.materialize(
             assets, selection=selection, resources=resources, instance=instance, raise_on_error=False

@@ -12,12 +12,13 @@ from argassets.argument_quality.prompts import render_prompts, select_few_shot_e
 from argassets.platform.judging.engines.llama_cpp_backend import find_gguf
 from argassets.platform.judging.engines.vllm_model import ensure_converted
 from argassets.platform.judging.interface import ChatRequest
-from argassets.platform.judging.prefill_estimate import PrefillEstimate, estimate_prefill, expected_reuse_model
+from argassets.platform.judging.prefill_estimate import PrefillEstimate, estimate_prefill
 from argassets.platform.judging.prefill_floor import PromptPrefixes, ReuseModel, prefill_tokens
 from argassets.platform.judging.prefix_order import prefix_order
 from argassets.platform.judging.prompt_token_ids import llama_cpp_tokenizer, tokenize_prompts
 from argassets.platform.operations.estimate import estimate_partition, measured_prefill_rate
-from argassets.platform.registry.entries import ModelEntry, load_registry
+from argassets.platform.registry.entries import load_registry
+from argassets.platform.registry.model_entry import model_entry
 
 
 def _requests(data_dir: Path) -> list[ChatRequest]:
@@ -29,11 +30,11 @@ def _requests(data_dir: Path) -> list[ChatRequest]:
 
 def test_the_reuse_model_follows_the_engine() -> None:
     registry = load_registry()
-    assert expected_reuse_model(registry.get("smollm2-135m")) == ReuseModel("previous_prompt")
-    assert expected_reuse_model(registry.get("smollm2-135m-vllm")) == ReuseModel("blocks", 128)
-    gpu = next(e for e in registry.models if e.backend == "vllm" and e.device == "gpu")
-    assert expected_reuse_model(gpu) == ReuseModel("blocks", 16)
-    assert expected_reuse_model(registry.get("random")) is None
+    assert registry.get("smollm2-135m").prefix_reuse() == ReuseModel("previous_prompt")
+    assert registry.get("smollm2-135m-vllm").prefix_reuse() == ReuseModel("blocks", 128)
+    gpu = next(e for e in registry.models if e.backend == "vllm" and getattr(e, "device", "") == "gpu")
+    assert gpu.prefix_reuse() == ReuseModel("blocks", 16)
+    assert registry.get("random").prefix_reuse() is None
 
 
 def test_the_floor_of_the_prompts_to_send_in_prefix_order(shared_data_dir: Path) -> None:
@@ -54,7 +55,7 @@ def test_the_floor_of_the_prompts_to_send_in_prefix_order(shared_data_dir: Path)
     blocks = estimate_prefill(load_registry().get("smollm2-135m-vllm"), requests, 3)
     assert blocks is not None and "every block of 128 tokens" in blocks.describe()
     assert (
-        estimate_prefill(ModelEntry(name="g", backend="openai", model_id="g", studies=["political"]), requests, 3)
+        estimate_prefill(model_entry(name="g", backend="openai", model_id="g", studies=["political"]), requests, 3)
         is None
     )
 

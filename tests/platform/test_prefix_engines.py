@@ -29,8 +29,9 @@ from argassets.platform.judging.prefill_meter import PrefillMeter, prefill_metad
 from argassets.platform.judging.prefix_order import prefix_key
 from argassets.platform.judging.prompt_token_ids import llama_cpp_tokenizer, tokenize_prompts, transformers_tokenizer
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.registry.entries import ModelEntry, load_registry
-from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.platform.registry.entries import load_registry
+from argassets.platform.registry.model_entry import ModelEntry, model_entry
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 from tests.sampling_distribution import ALPHA, block_aligned_requests, distribution_test, drawn_label
 
 SAMPLING = SamplingParams(1.0, top_p=1.0, seed=11, max_tokens=4)
@@ -125,7 +126,8 @@ def test_vllm_counts_its_prefill_and_the_floor_bounds_it(vllm_engine: VLLMJudge,
 
 
 def _entry(vllm_entry: ModelEntry) -> ModelEntry:
-    return vllm_entry.model_copy(update={"name": "smollm2-135m-vllm-batch", "backend": "vllm_batch"})
+    fields = vllm_entry.model_dump(exclude_defaults=True, exclude={"scope"})
+    return model_entry(**{**fields, "name": "smollm2-135m-vllm-batch", "backend": "vllm_batch"})
 
 
 @pytest.mark.vllm_engine
@@ -174,10 +176,11 @@ def test_vllm_labels_drawn_in_prefix_order_follow_its_probabilities(vllm_engine:
 
 def test_registry_accepts_a_run_batch_entry_with_the_vllm_fields() -> None:
     vllm_entry = load_registry().get("smollm2-135m-vllm")
-    entry = ModelEntry.model_validate({**_entry(vllm_entry).model_dump(exclude_defaults=True), "scope": {}})
+    entry = _entry(vllm_entry)
+    assert type(entry).__name__ == "VLLMRunBatchEntry" and entry.default_batch_size == 200_000
     judge = build_judge(entry)
     assert isinstance(judge, VLLMRunBatchJudge)
     assert judge.engine == build_judge(vllm_entry).engine  # type: ignore[attr-defined]
     assert judge.reuse_model() == ReuseModel("blocks", 128)
     with pytest.raises(ValueError, match="gpus"):
-        ModelEntry(name="b", backend="vllm_batch", model_id="m", studies=["political"])
+        model_entry(name="b", backend="vllm_batch", model_id="m", studies=["political"])

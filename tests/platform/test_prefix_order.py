@@ -12,7 +12,7 @@ from argassets.platform.judging.incremental import JudgingPolicy, judge_incremen
 from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
 from argassets.platform.judging.prefix_order import distinct_in_prefix_order, prefix_key, prefix_order
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 
 
 class RecordingJudge:

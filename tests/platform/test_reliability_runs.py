@@ -196,6 +196,9 @@ def test_a_command_waiting_for_a_pool_slot_stops_on_a_signal_within_15_s(
         return bool(runs) and any(step.run_id == runs[0].run_id for step in pending)
 
     _wait(waiting, 240, "the judging step waits for the gpu slot", log)
+    # Nothing waits in silence: the terminal says what holds the step and how to unblock it.
+    said = "waits for a slot of pool 'gpu' (limit 1, in use by run another- step another-step)"
+    _wait(lambda: said in log.read_text(), 30, "the command says what it waits for", log)
     time.sleep(1.0)
     signalled = time.monotonic()
     os.kill(process.pid, sig)
@@ -238,7 +241,8 @@ def test_no_secret_from_the_endpoint_url_or_key_is_stored_or_printed(
     assert statuses == ["FAILURE", "SUCCESS"]
 
     captured = failing.stdout + failing.stderr + succeeding.stdout + succeeding.stderr
-    searched = [folder / "argassets.duckdb", folder / "cache.sqlite", *sorted((folder / "home").rglob("*"))]
+    # The home, the reader file, the runs' store, the Parquet tables and the cache: every file.
+    searched = sorted(folder.rglob("*"))
     files = [path for path in searched if path.is_file()]
     assert any(path.name.endswith(".db") for path in files), "the run history was searched"
     for secret in (URL_SECRET, KEY):

@@ -27,7 +27,7 @@ from dagster._core.definitions.data_version import CachingStaleStatusResolver, S
 from dagster._core.loader import LoadingContextForTest
 from dagster._core.storage.dagster_run import NOT_FINISHED_STATUSES, RunRecord
 
-from argassets.cli import sync_partitions
+from argassets.cli.common import sync_partitions
 from argassets.definitions import defs
 from argassets.platform.operations.automation import report_groups
 from argassets.platform.operations.run_tags import REPORTS_TAG

@@ -18,12 +18,14 @@ import pandas as pd
 import pytest
 
 import argassets.platform.paths as paths
-from argassets import cli
+from argassets.cli import common
 from argassets.platform.paths import DUCKDB_ENV_VAR
 from argassets.platform.registry.entries import load_registry
 from argassets.platform.resources.storage import read_stored_table
-from argassets.platform.storage.table_store import TABLES_ENV_VAR
-from argassets.platform.storage.warehouse import connect, published_dir
+from argassets.platform.storage.reader_file import open_store, store_path
+from argassets.platform.storage.table_store import TABLES_ENV_VAR, ParquetTableStore
+from argassets.platform.storage.warehouse import ReadOnlyConnection, connect, published_dir
+from tests.platform.warehouse_fixtures import write_tables
 
 STUDY = ["argument_quality"]
 #: The sample: 35 comparisons in each of 3 dimensions, 3 strategies, 3 runs; 12 report rows per model.
@@ -34,7 +36,7 @@ QUERIES = {
 }
 
 
-def _snapshot(connection: duckdb.DuckDBPyConnection) -> dict[str, list[tuple]]:
+def _snapshot(connection: ReadOnlyConnection) -> dict[str, list[tuple]]:
     return {table: connection.execute(query).fetchall() for table, query in QUERIES.items()}
 
 
@@ -47,10 +49,10 @@ def test_a_reader_held_open_across_a_partition_and_its_reports(tmp_path: Path, m
     database = tmp_path / "db" / "argassets.duckdb"
     monkeypatch.setenv("ARGASSETS_DUCKDB", str(database))
     monkeypatch.setenv("ARGASSETS_CACHE", str(tmp_path / "db" / "cache.sqlite"))
-    instance = cli.get_instance()
+    instance = common.get_instance()
     registry = load_registry()
-    cli.sync_partitions(instance, registry)
-    executor = cli.Executor(instance)
+    common.sync_partitions(instance, registry)
+    executor = common.executor(instance)
     assert executor.run_partition(registry, "longer-wins", STUDY) and executor.run_reports(STUDY)
 
     old = {"aq_judgments": [("longer-wins", JUDGED)], "aq_agreement_report": [("longer-wins", REPORTED)]}
@@ -83,13 +85,18 @@ def test_a_reader_held_open_across_a_partition_and_its_reports(tmp_path: Path, m
     assert _snapshot(reader) == new
     reader.close()
 
-    # The published copy is the DuckDB file's content, table by table.
-    with duckdb.connect(str(database), read_only=True) as warehouse, connect(published_dir(database)) as published:
+    # The published copy is the runs' store's content, table by table, and the warehouse file's views read it.
+    with (
+        duckdb.connect(str(store_path(database)), read_only=True) as warehouse,
+        connect(published_dir(database)) as published,
+        duckdb.connect(str(database), read_only=True) as views,
+    ):
         tables = [row[0] for row in warehouse.execute("SELECT table_name FROM information_schema.tables").fetchall()]
         assert {"aq_judgments", "aq_bt_scores", "aq_agreement_report", "webis_arguments"} <= set(tables)
         for table in tables:
             query = f'SELECT * FROM "{table}" ORDER BY ALL'
             pd.testing.assert_frame_equal(warehouse.execute(query).df(), published.execute(query).df(), obj=table)
+            pd.testing.assert_frame_equal(warehouse.execute(query).df(), views.execute(query).df(), obj=table)
 
 
 def test_a_table_read_outside_the_inputs_waits_for_another_process_holding_the_file(
@@ -105,7 +112,7 @@ def test_a_table_read_outside_the_inputs_waits_for_another_process_holding_the_f
             sys.executable,
             "-c",
             "import duckdb, sys, time\n"
-            f"c = duckdb.connect({str(database)!r})\n"
+            f"c = duckdb.connect({str(store_path(database))!r})\n"
             "c.execute('CREATE TABLE held AS SELECT 42 AS x')\n"
             "print('holding', flush=True)\n"
             "time.sleep(3)\n",
@@ -119,3 +126,52 @@ def test_a_table_read_outside_the_inputs_waits_for_another_process_holding_the_f
     finally:
         holder.wait(timeout=60)
     assert table is not None and table["x"].tolist() == [42]
+
+
+def test_a_run_waiting_for_the_store_says_who_holds_it(tmp_path: Path) -> None:
+    # Nothing waits in silence: a run's connection held back by another process says so, then goes on.
+    database = tmp_path / "argassets.duckdb"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time\n"
+            f"c = duckdb.connect({str(store_path(database))!r})\n"
+            "print('holding', flush=True)\n"
+            "time.sleep(4)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    said: list[str] = []
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        with pytest.raises(duckdb.IOException, match="lock"):
+            open_store(database, wait_s=0.5)
+        with open_store(database, on_wait=said.append) as connection:
+            assert connection.execute("SELECT 1").fetchall() == [(1,)]
+    finally:
+        holder.wait(timeout=60)
+    assert len(said) == 1, said
+    assert said[0].startswith(f"waiting for the table store {store_path(database)}")
+    assert f"(PID {holder.pid})" in said[0] and "readers open argassets.duckdb or use argassets sql" in said[0]
+
+
+def test_an_older_warehouse_is_moved_into_the_store_at_the_first_write(tmp_path: Path) -> None:
+    # Before issue 34 the warehouse file was the store; a home made then keeps every table.
+    database = tmp_path / "argassets.duckdb"
+    with duckdb.connect(str(database)) as old:
+        old.execute("CREATE TABLE main.scores AS SELECT 'x' AS system, 0.5 AS score")
+        scores = old.execute("SELECT * FROM main.scores").df()
+    ParquetTableStore(published_dir(database)).write("scores", scores)  # its copy, published then
+    held = duckdb.connect(str(database), read_only=True)  # a reader holding the old file meanwhile
+    write_tables(database, only="votes")
+    assert held.execute("SELECT count(*) FROM scores").fetchall() == [(1,)]  # still reads its file
+    held.close()
+    with duckdb.connect(str(store_path(database)), read_only=True) as store:
+        assert store.execute("SELECT * FROM main.scores").fetchall() == [("x", 0.5)]
+        assert store.execute("SELECT count(*) FROM main.votes").fetchall() == [(20,)]
+    with duckdb.connect(str(database), read_only=True) as reader:
+        kinds = dict(reader.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall())
+        assert kinds == {"scores": "VIEW", "votes": "VIEW"}
+        assert reader.execute("SELECT * FROM scores").fetchall() == [("x", 0.5)]

@@ -176,13 +176,14 @@ def test_full_kb_export_asset_and_count_check(
     neo4j_driver, neo4j_server, qt30_kb, duckdb_path: Path, monkeypatch
 ) -> None:
     from argassets.platform.resources.storage import duckdb_io_manager
+    from argassets.platform.storage.reader_file import store_path
     from argassets.political.assets import knowledge_base as kb
     from argassets.political.resources import Neo4jResource, neo4j_resources
     from asset_checks.political import knowledge_base as checks
 
     for key, value in neo4j_server.env().items():
         monkeypatch.setenv(key, value)
-    with duckdb.connect(str(duckdb_path)) as con:
+    with duckdb.connect(str(store_path(duckdb_path))) as con:  # the runs' store, where inputs are read
         con.register("a", qt30_kb.arguments)
         con.register("r", qt30_kb.relations)
         con.execute("CREATE TABLE main.political_kb_arguments AS SELECT * FROM a")

@@ -6,6 +6,7 @@ key, so these tests do not run the knowledge-base stage's other outputs (Neo4j, 
 """
 
 import json
+import logging
 from pathlib import Path
 
 import dagster as dg
@@ -301,20 +302,22 @@ def test_political_pipeline_end_to_end(kb_arguments, registry_file, duckdb_path,
 
 
 def test_published_tsv_paths_resolve_against_the_data_folder(shared_data_dir):
-    from argassets.platform.registry.entries import ModelEntry
+    from argassets.platform.registry.model_entry import model_entry
 
-    entry = ModelEntry(
+    entry = model_entry(
         name="p",
         backend="import",
         studies=["political"],
         path="political/predictions/gpt4o.tsv",
         format="published_tsv",
     )
-    assert entry.import_file(shared_data_dir) == shared_data_dir / "political/predictions/gpt4o.tsv"
-    absolute = entry.model_copy(update={"path": "/elsewhere/x.tsv"})
-    assert absolute.import_file(shared_data_dir) == Path("/elsewhere/x.tsv")
+    published = entry.judgments_file
+    assert published is not None and published.format == "published_tsv"
+    assert published.resolve(shared_data_dir) == shared_data_dir / "political/predictions/gpt4o.tsv"
+    absolute = entry.model_copy(update={"path": "/elsewhere/x.tsv"}).judgments_file
+    assert absolute is not None and absolute.resolve(shared_data_dir) == Path("/elsewhere/x.tsv")
     with pytest.raises(FileNotFoundError, match="ARGASSETS_DATA_DIR"):
-        entry.import_file(None)
+        published.resolve(None)
 
 
 def test_definitions_hold_the_political_assets_and_checks():
@@ -394,3 +397,38 @@ def test_no_eligible_model_leaves_the_ensembles_empty_without_breaking_the_repor
     table, members, listed = ensembles.ensemble_table(with_pub, registry, counts={"pub": (10, 3, 0)})
     assert listed == {"E1": ["pub"], "E2": [], "E3": []}
     assert {m.system: m.n_scores for m in members}["pub"] == 10
+
+
+@pytest.mark.slow
+def test_out_of_range_published_scores_are_said_at_the_terminal(kb_arguments, duckdb_path, tmp_path, monkeypatch):
+    """The published Mistral 7B file holds five -1 scores: kept as invalid rows, and a WARNING
+    line in the run's log (printed at the terminal by argassets), not only a metadata count."""
+    registry = tmp_path / "models.toml"
+    registry.write_text(
+        '[[models]]\nname = "published-mistral-7b"\nbackend = "import"\nstudies = ["political"]\n'
+        'path = "political/predictions/mistral_7b.tsv"\nformat = "published_tsv"\n'
+    )
+    monkeypatch.setenv("ARGASSETS_MODELS", str(registry))
+    instance = dg.DagsterInstance.ephemeral()
+    add_partitions(instance, ["published-mistral-7b"])
+    resources = _resources(duckdb_path, tmp_path)
+    everything = [_kb_stand_in(kb_arguments), *UPSTREAM, *PER_PARTITION]
+    assert dg.materialize(
+        everything, selection=dg.AssetSelection.assets("political_kb_arguments", *UPSTREAM), resources=resources,
+        instance=instance,
+    ).success  # fmt: skip
+    run = dg.materialize(
+        everything, selection=dg.AssetSelection.assets(prediction_assets.political_predictions),
+        partition_key="published-mistral-7b", resources=resources, instance=instance,
+    )  # fmt: skip
+    assert run.success
+    [materialisation] = run.asset_materializations_for_node("political_predictions")
+    count = materialisation.metadata["out_of_range_published_values"].value
+    warnings = [
+        e.user_message
+        for e in instance.all_logs(run.run_id)
+        if e.level == logging.WARNING and "outside 0-100" in e.user_message
+    ]
+    assert count > 0 and len(warnings) == 1, warnings
+    assert f"published-mistral-7b: {count} published score(s) outside 0-100" in warnings[0]
+    assert "mistral_7b.tsv" in warnings[0] and "= -1" in warnings[0]

@@ -164,7 +164,10 @@ def test_pairwise_study_rejects_a_bad_vote(human_dir, tmp_path):
     right = pd.read_csv(tmp_path / "pairwise_right_framed.csv")
     right.loc[5, "label"] = 7
     right.to_csv(tmp_path / "pairwise_right_framed.csv", index=False)
-    with pytest.raises(ValueError, match=r"pairwise_right_framed.csv: data row 5: label 7"):
+    # Data rows count from 1, the first row after the header, as Study A's errors count them.
+    data_rows = (tmp_path / "pairwise_right_framed.csv").read_text().splitlines()[1:]
+    assert data_rows[6 - 1].split(",")[list(right.columns).index("label")] == "7"
+    with pytest.raises(ValueError, match=r"pairwise_right_framed.csv: data row 6: label 7"):
         read_pairwise_study(tmp_path)
     right.loc[5, "label"] = 1
     right.drop(index=7).to_csv(tmp_path / "pairwise_right_framed.csv", index=False)
@@ -284,3 +287,14 @@ def test_published_pointwise_rows(pointwise):
     assert 0.1 < human < 0.6
     for row in ("inter-model:published", "inter-model:published:threshold", "human-model:published"):
         assert (row, "ambiguous") in indexed.index
+
+
+def test_the_out_of_range_warning_says_how_many_where_and_which(shared_data_dir):
+    from argassets.political.predictions import out_of_range_warning, published_prediction_table
+
+    path = shared_data_dir / "political/predictions/mistral_7b.tsv"
+    predictions = published_prediction_table(published_tsv_to_predictions(read_published_tsv(path), "m"), "full")
+    out = predictions[predictions["raw_output"].isin(["-1"])]
+    line = out_of_range_warning("published-mistral-7b", path, predictions)
+    assert line.startswith(f"published-mistral-7b: {len(out)} published score(s) outside 0-100 in {path}")
+    assert f"{out['argument_id'].iloc[0]} = -1" in line and "\n" not in line

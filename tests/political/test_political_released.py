@@ -265,7 +265,7 @@ def test_e1_is_rebuilt_from_all_22_models(published_models, kb_prompts, publishe
 
 
 def test_run_default_imports_the_published_models_when_the_data_is_there(published_models):
-    from argassets.cli import default_models
+    from argassets.cli.run_default import default_models
 
     with_data = default_models(published_models.registry, published_data=True)
     assert with_data[:2] == ["longer-wins", "random"] and with_data[2:] == published_models.names

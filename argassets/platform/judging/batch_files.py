@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from argassets.platform.judging.incremental import MAX_ATTEMPTS
 from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, is_non_answer
 from argassets.platform.judging.prefix_order import distinct_in_prefix_order
-from argassets.platform.storage.judgment_cache import JudgmentStore
+from argassets.platform.storage.judgment_cache.interface import JudgmentStore
 
 __all__ = [
     "ANTHROPIC_LIMITS",

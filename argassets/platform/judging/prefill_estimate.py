@@ -13,28 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from argassets.platform.judging.interface import ChatRequest
-from argassets.platform.judging.prefill_floor import PromptPrefixes, ReuseModel, prefill_tokens
+from argassets.platform.judging.prefill_floor import PromptPrefixes, prefill_tokens
 from argassets.platform.judging.prefix_order import prefix_order
 from argassets.platform.judging.prompt_token_ids import entry_tokenizer, tokenize_prompts
-from argassets.platform.registry.entries import VLLM_BACKENDS, ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 
-__all__ = ["VLLM_DEFAULT_BLOCK", "PrefillEstimate", "estimate_prefill", "expected_reuse_model"]
-
-#: vLLM 0.32's default KV-cache block, in tokens: 128 on its CPU build (vllm/platforms/cpu.py), 16 on CUDA.
-VLLM_DEFAULT_BLOCK = {"cpu": 128, "gpu": 16}
-
-
-def expected_reuse_model(entry: ModelEntry) -> ReuseModel | None:
-    """How the entry's engine reuses prompt tokens (``None``: not known, e.g. a remote endpoint).
-
-    A running vLLM judge reports its real block size (``VLLMJudge.reuse_model``); before it runs,
-    vLLM's default for the entry's device.
-    """
-    if entry.backend in VLLM_BACKENDS:
-        return ReuseModel("blocks", VLLM_DEFAULT_BLOCK[entry.device])
-    if entry.backend == "llama_cpp":
-        return ReuseModel("previous_prompt")
-    return None
+__all__ = ["PrefillEstimate", "estimate_prefill"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +47,7 @@ class PrefillEstimate:
 def estimate_prefill(entry: ModelEntry, requests: list[ChatRequest], n_runs: int) -> PrefillEstimate | None:
     """The floor of ``requests`` (distinct prompts, each with ``n_runs`` runs to send), or ``None``
     when the engine's tokenizer is not on this machine or its reuse is unknown."""
-    model = expected_reuse_model(entry)
+    model = entry.prefix_reuse()
     tokenizer = entry_tokenizer(entry) if model is not None and requests else None
     if model is None or tokenizer is None:
         return None

@@ -19,7 +19,7 @@ import numpy as np
 from argassets.platform.judging.interface import ChatRequest, Completion, Judge, SamplingParams
 from argassets.platform.judging.prefill_floor import PromptPrefixes, ReuseModel, prefill_tokens
 from argassets.platform.judging.prompt_token_ids import ChatTokenizer, entry_tokenizer, tokenize_prompts
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 
 __all__ = ["PrefillCounts", "PrefillMeter", "partition_prefill", "prefill_metadata"]
 

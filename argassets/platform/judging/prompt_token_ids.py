@@ -9,7 +9,7 @@ is checked on a sample against tokenizing whole prompts; where the template or t
 allow it (no special token between the texts, a template that rewrites them), every distinct prompt
 is tokenized whole.
 
-The tokenizers are the engines' own (:func:`argassets.platform.judging.prompt_tokens.local_tokenizer`):
+The tokenizers are the engines' own (the entry's ``prompt_tokenizer``):
 ``transformers`` for vLLM's folder, llama.cpp (vocab only) for a GGUF, each with its chat template.
 """
 
@@ -18,12 +18,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from argassets.platform.judging.interface import ChatRequest
-from argassets.platform.registry.entries import ModelEntry
+
+if TYPE_CHECKING:
+    from argassets.platform.registry.model_entry import ModelEntry
 
 __all__ = [
     "ChatTokenizer",
@@ -234,10 +236,11 @@ def llama_cpp_tokenizer(gguf: Path) -> ChatTokenizer:
 
 def entry_tokenizer(entry: ModelEntry) -> ChatTokenizer | None:
     """The engine's own tokenizer of a registry entry where it is on this machine, else ``None``."""
-    from argassets.platform.judging.prompt_tokens import local_tokenizer
+    from argassets.platform.judging.engines.tokenizers import GGUFTokenizer, TransformersTokenizer
 
-    source = local_tokenizer(entry)
-    if source is None:
-        return None
-    kind, path = source
-    return llama_cpp_tokenizer(path) if kind == "llama_cpp" else transformers_tokenizer(path)
+    counter = entry.prompt_tokenizer()
+    if isinstance(counter, GGUFTokenizer):
+        return llama_cpp_tokenizer(counter.gguf)
+    if isinstance(counter, TransformersTokenizer):
+        return transformers_tokenizer(counter.folder)
+    return None

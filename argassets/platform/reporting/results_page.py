@@ -1,10 +1,4 @@
-"""A study's results page: one self-contained HTML file that opens offline and can be shared.
-
-Tables are leaderboards with a declared headline metric (the ranking), the other metrics one click
-away, sortable by any column and filterable; rows carry their kind (measured, published, baseline,
-...) and a baseline is never marked best. Plots are Plotly figures; Plotly's JavaScript comes from
-the ``plotly`` package and is inlined once, so nothing is fetched from the network.
-"""
+"""A study's results page: one self-contained HTML file that opens offline and can be shared."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from dagster_duckdb.io_manager import DuckDbClient
 from dagster_duckdb_pandas import DuckDBPandasIOManager
 
 from argassets.platform.paths import DEFAULT_DUCKDB_PATH, DUCKDB_ENV_VAR, resolve_duckdb_path
+from argassets.platform.storage.reader_file import ensure_store, open_store, refresh_reader_file, store_path
 from argassets.platform.storage.table_store import TABLES_ENV_VAR, ParquetTableStore
 from argassets.platform.storage.warehouse import publish_slice
 
@@ -66,8 +67,10 @@ class TransactionalDuckDbClient(DuckDbClient):
     committed transactions only; DuckDB replays it at the next open, which is logged and then
     folded into the file (``CHECKPOINT``).
 
-    After each commit the written table (or partitions) is published as Parquet for readers
-    (:mod:`argassets.platform.storage.warehouse`): nobody needs to open the DuckDB file to read results.
+    The client writes the runs' store beside the warehouse file (:mod:`argassets.platform.storage.reader_file`),
+    which no reader opens: after each commit the written table (or partitions) is published as
+    Parquet (:mod:`argassets.platform.storage.warehouse`) and the warehouse file's views follow, so
+    a reader holding the warehouse file open never makes a run wait or fail.
     """
 
     @staticmethod
@@ -83,14 +86,22 @@ class TransactionalDuckDbClient(DuckDbClient):
     @staticmethod
     @contextmanager
     def connect(context: Any, table_slice: TableSlice) -> Iterator[Any]:
-        database = context.resource_config["database"]
-        left_behind = wal_of(database).exists()
-        with DuckDbClient.connect(context, table_slice) as connection:
+        warehouse = context.resource_config["database"]
+        store = store_path(warehouse)
+        if ensure_store(warehouse):
+            _warn(
+                context,
+                f"{warehouse}: its tables were moved to the runs' store {store}; it now holds views for readers",
+            )
+        left_behind = wal_of(store).exists()
+        config = {"custom_user_agent": "dagster", **(context.resource_config.get("connection_config") or {})}
+        connection = open_store(warehouse, config=config, on_wait=lambda message: _warn(context, message))
+        try:
             if left_behind:
                 connection.execute("CHECKPOINT")
                 _warn(
                     context,
-                    f"{database}: a write-ahead log left by an interrupted writer was replayed "
+                    f"{store}: a write-ahead log left by an interrupted writer was replayed "
                     "(committed transactions only) and checkpointed",
                 )
             writing = isinstance(context, dg.OutputContext)
@@ -104,8 +115,16 @@ class TransactionalDuckDbClient(DuckDbClient):
                 raise
             if writing:
                 connection.execute("COMMIT")
-                # Still holding the file: the Parquet copy readers use follows commits in order.
-                publish_slice(connection, database, table_slice.schema, table_slice.table, _partitions_of(table_slice))
+                # Still holding the store: the Parquet copy readers use follows commits in order,
+                # and so does the reader file's list of views.
+                publish_slice(connection, warehouse, table_slice.schema, table_slice.table, _partitions_of(table_slice))
+                for table in refresh_reader_file(warehouse):
+                    _warn(
+                        context,
+                        f"{warehouse}: table '{table}' left out of the reader file: its Parquet copy is damaged",
+                    )
+        finally:
+            connection.close()
 
 
 class ArgassetsDuckDBIOManager(DuckDBPandasIOManager):
@@ -116,7 +135,7 @@ class ArgassetsDuckDBIOManager(DuckDBPandasIOManager):
     holding a quote reads and writes correctly (tests/test_table_storage.py checks it).
     """
 
-    def create_io_manager(self, context):  # noqa: ANN001, ANN201 (dagster's signature)
+    def create_io_manager(self, context):  # dagster's signature
         Path(self.database).parent.mkdir(parents=True, exist_ok=True)
         return DbIOManager(
             db_client=TransactionalDuckDbClient(),
@@ -213,7 +232,7 @@ class TableStorageIOManager(ArgassetsDuckDBIOManager):
     def location(self) -> str:
         return self.tables or os.environ.get(TABLES_ENV_VAR) or ""
 
-    def create_io_manager(self, context):  # noqa: ANN001, ANN201 (dagster's signature)
+    def create_io_manager(self, context):  # dagster's signature
         location = self.location()
         if location:
             return ParquetTableIOManager(location)
@@ -249,21 +268,12 @@ def read_stored_table(name: str) -> pd.DataFrame | None:
         from argassets.platform.registry.partitions import PARTITION_COLUMN
 
         return store.read_partitions(name, PARTITION_COLUMN)
-    import duckdb
-    from dagster._utils.backoff import backoff
-
     path = resolve_duckdb_path()
-    if not path.exists():
+    ensure_store(path)
+    if not store_path(path).exists():
         return None
-    # Another process may hold the file (a run writing, a check of the same run reading): wait as
-    # dagster-duckdb's own connections do, instead of failing the step at once.
-    connection = backoff(
-        fn=duckdb.connect,
-        retry_on=(RuntimeError, duckdb.IOException),
-        kwargs={"database": str(path), "read_only": True},
-        max_retries=10,
-    )
-    with connection as con:
+    # Another run may hold the store (a check of the same run reading): wait, as writers do.
+    with open_store(path, read_only=True) as con:
         found = con.execute(
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND table_name = ?", [name]
         ).fetchone()

@@ -1,6 +1,7 @@
-"""Assets: Study B, political positions of arguments (prompts, predictions, stats, ensembles, validation, KB analysis, retrieval)."""
+"""Assets: Study B, political positions of arguments (prompts, predictions, stats, ensembles, validation, annotators, KB analysis, retrieval)."""
 
 from argassets.political.assets import (
+    annotators,
     ensembles,
     kb_analysis,
     knowledge_base,
@@ -11,4 +12,14 @@ from argassets.political.assets import (
     validation,
 )
 
-ASSET_MODULES = [knowledge_base, prompts, predictions, ensembles, validation, results_page, kb_analysis, retrieval]
+ASSET_MODULES = [
+    knowledge_base,
+    prompts,
+    predictions,
+    ensembles,
+    validation,
+    annotators,
+    results_page,
+    kb_analysis,
+    retrieval,
+]

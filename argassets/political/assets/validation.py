@@ -2,20 +2,19 @@
 
 import math
 import time
-from typing import Any
 
 import dagster as dg
 import numpy as np
 import pandas as pd
 
-from argassets.platform.registry.entries import ModelRegistry
 from argassets.platform.reporting.presentation import markdown_table, png_markdown
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.political.assets.common import _kind, _storable
-from argassets.political.assets.ensembles import counts_of, ensemble_table
 from argassets.political.assets.prompts import HUMAN_DIR
 from argassets.political.assets.results_page import results_page_path
+from argassets.political.assets.study_systems import platform_item_values as _platform_item_values
+from argassets.political.assets.study_systems import platform_systems as _platform_systems  # noqa: F401 (tests)
 from argassets.political.ensembles import ENSEMBLES
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
 from argassets.political.validation.alpha_conventions import paper_comparison
@@ -27,7 +26,7 @@ from argassets.political.validation.evaluation import (
     evaluate_pointwise,
     interannotator_agreement,
 )
-from argassets.political.validation.systems import item_keys, plot_f1_vs_alpha, system_item_values
+from argassets.political.validation.systems import plot_f1_vs_alpha
 
 
 class PairwiseValidationConfig(dg.Config):
@@ -35,40 +34,6 @@ class PairwiseValidationConfig(dg.Config):
     every row is scored on the paper's subsets) or the platform's own (``E3``)."""
 
     subset_ensemble: str = "published:ensemble3"
-
-
-def _platform_systems(
-    stats: pd.DataFrame,
-    registry: ModelRegistry,
-    counts: dict[str, tuple[int, int, int]] | None = None,
-    keys: list[list[str]] | None = None,
-) -> pd.DataFrame:
-    """Every platform model's and ensemble's per-argument stats.
-
-    The ensembles are pooled here again from the stats with the same function and membership as
-    ``political_ensembles`` (which this report follows in the lineage): when no model is eligible
-    that table is empty, and the DuckDB IO manager does not write empty tables. With ``keys``
-    (:func:`item_keys`), only the arguments the study items can stand for are pooled.
-    """
-    arguments = None if keys is None else {key for candidates in keys for key in candidates}
-    ensembles, _, _ = ensemble_table(stats, registry, counts, arguments)
-    columns = ["system", "argument_id", "scores", "prob_na"]
-    frames = [f[columns] for f in (stats, ensembles) if len(f)]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
-
-
-def _platform_item_values(
-    stats: pd.DataFrame,
-    registry: ModelRegistry,
-    members: pd.DataFrame,
-    study_items: pd.DataFrame,
-    study: str,
-    meta_ids: list[str],
-    column: str,
-) -> dict[str, list[Any]]:
-    """Each platform model's and ensemble's ``column`` on the items of one human study, in ``meta_ids`` order."""
-    keys = item_keys(study_items, study, meta_ids)
-    return system_item_values(_platform_systems(stats, registry, counts_of(members), keys), keys, column)
 
 
 @dg.asset(group_name="reports", kinds={"duckdb", "pandas", "matplotlib"}, deps=["political_ensembles"])

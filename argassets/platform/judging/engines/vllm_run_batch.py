@@ -1,21 +1,5 @@
-"""A judge that answers each batch through ``vllm run-batch``: the batch-file format, run locally.
-
-Each call writes the batch as one OpenAI-Batch JSONL file (:mod:`argassets.platform.judging.batch_files`,
-the lines a hosted provider would get; one per prompt and run, in the order given, which
-:func:`judge_incrementally` makes the prefix order), starts ``python -m
-vllm.entrypoints.launchers.run_batch`` on it with the entry's engine arguments (those of
-:func:`~argassets.platform.judging.engines.vllm_backend.engine_kwargs`, as ``vllm serve`` gets them)
-and reads its result file back. The engine starts once per call, so the entry's batch should be a
-whole partition (:data:`RUN_BATCH_SIZE`).
-
-Bodies are the ``openai`` engine's in ``guided_choice`` mode (vLLM's ``structured_outputs``), each
-run its own line with ``n`` 1 and the ``vllm`` engine's seed ``request_seed(base, prompt) + run``:
-vLLM seeds the ``i``-th of ``n`` samples ``seed + i``, so a run is drawn as the offline judge draws it.
-A line the runner failed, or left out, is a non-answer (asked again at the next materialisation).
-
-Registration (for the engine registry): backend ``vllm_batch``; identity, tokenizer and reuse model
-as ``vllm``'s; batch size :data:`RUN_BATCH_SIZE`; built by :func:`build_run_batch_judge`.
-"""
+"""A judge that answers each batch through ``vllm run-batch`` on its OpenAI-Batch file (docs/judgments.md,
+"Batch files"; the registry entry is :mod:`~argassets.platform.judging.engines.vllm_run_batch_engine`)."""
 
 from __future__ import annotations
 
@@ -34,16 +18,12 @@ import httpx
 from argassets.platform.judging.batch_files import BatchScope, parse_result_line, request_line
 from argassets.platform.judging.engines.openai_compat import OpenAIJudge
 from argassets.platform.judging.engines.vllm_backend import run_seed, serve_args
+from argassets.platform.judging.engines.vllm_engine import VLLM_DEFAULT_BLOCK
 from argassets.platform.judging.engines.vllm_model import ensure_converted
 from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
 from argassets.platform.judging.prefill_floor import ReuseModel
 
-__all__ = ["RUN_BATCH_SIZE", "VLLMBatchFormat", "VLLMRunBatchJudge", "build_run_batch_judge", "run_batch_command"]
-
-#: Requests per call (one engine start each): a Study A partition is 125,568.
-RUN_BATCH_SIZE = 200_000
-#: vLLM 0.32's default KV block: 128 tokens on its CPU build (vllm/platforms/cpu.py), 16 on CUDA.
-DEFAULT_BLOCK = {"cpu": 128, "gpu": 16}
+__all__ = ["VLLMBatchFormat", "VLLMRunBatchJudge", "run_batch_command"]
 
 
 class VLLMBatchFormat:
@@ -101,7 +81,7 @@ class VLLMRunBatchJudge:
 
     def reuse_model(self) -> ReuseModel:
         """vLLM's prefix cache with the engine's block size (``block_size`` if set, else vLLM's default)."""
-        return ReuseModel("blocks", int(self.engine.get("block_size") or DEFAULT_BLOCK[self.device]))
+        return ReuseModel("blocks", int(self.engine.get("block_size") or VLLM_DEFAULT_BLOCK[self.device]))
 
     def close(self) -> None:
         self.format.close()
@@ -156,9 +136,3 @@ class VLLMRunBatchJudge:
             seed = self.format.seed(request, sampling, run)
             return Completion("", run, seed, elapsed, requested_at, completed_at, answered=False)
         return replace(answer, latency_s=elapsed, requested_at=requested_at, completed_at=completed_at)
-
-
-def build_run_batch_judge(entry: Any, vllm_judge: Any) -> VLLMRunBatchJudge:
-    """The ``vllm_batch`` judge of a registry entry, from the ``vllm`` judge the same entry would get
-    (its engine arguments and GGUF: one place decides them)."""
-    return VLLMRunBatchJudge(vllm_judge.engine, entry.model_id or entry.name, vllm_judge.gguf, device=entry.device)

@@ -2,18 +2,20 @@
 
 Reads the study inputs the instance has materialised, the judgment cache, and the entry's
 earlier judging runs (their metadata) to build :class:`argassets.platform.operations.estimate.WorkEstimate`.
-``argassets slurm backfill`` uses the same estimate for each job's time limit and tags, and
+``argassets slurm backfill`` (:mod:`argassets.cli.slurm`) uses the same estimate for each job's time limit and tags, and
 refuses a partition over the budget.
 """
 
 from __future__ import annotations
 
 import argparse
+import sqlite3
 from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 
+from argassets.cli.common import CliError, check_key, chosen_studies, executor, get_instance, registry, say
 from argassets.platform.judging.interface import ChatRequest, SamplingParams
 from argassets.platform.judging.prefill_estimate import estimate_prefill
 from argassets.platform.judging.prompt_tokens import prompt_token_counts
@@ -24,7 +26,10 @@ from argassets.platform.operations.estimate import (
     measured_throughput,
     missing_completions,
 )
-from argassets.platform.registry.entries import ModelEntry, ModelRegistry
+from argassets.platform.operations.run_engine import Executor
+from argassets.platform.registry.entries import ModelRegistry
+from argassets.platform.registry.model_entry import ModelEntry
+from argassets.platform.secrets import redact
 from argassets.platform.study import studies
 
 Loader = Callable[[str], pd.DataFrame]
@@ -71,13 +76,13 @@ def throughput_of(instance: Any, asset: str, entry: ModelEntry) -> tuple[float |
     return None, "no earlier run sent anything and the registry declares no throughput"
 
 
-def estimate_for(executor: Any, registry: ModelRegistry, name: str, study: str) -> WorkEstimate:
-    """The estimate of partition ``name`` of ``study`` on the executor's instance."""
+def estimate_for(engine: Executor, registry: ModelRegistry, name: str, study: str) -> WorkEstimate:
+    """The estimate of partition ``name`` of ``study`` on the run engine's instance."""
     import dagster as dg
 
-    from argassets.cli import CliError
     from argassets.platform.judging.identity import cache_model_key
-    from argassets.platform.storage.judgment_cache import default_cache_location, open_judgment_cache
+    from argassets.platform.storage.judgment_cache import open_judgment_cache
+    from argassets.platform.storage.judgment_cache.location import default_cache_location
 
     known = workloads()
     if study not in known:
@@ -86,45 +91,46 @@ def estimate_for(executor: Any, registry: ModelRegistry, name: str, study: str) 
     entry = registry.get(name)
 
     def load(key: str) -> pd.DataFrame:
-        if executor.instance.get_latest_materialization_event(dg.AssetKey(key)) is None:
+        if engine.instance.get_latest_materialization_event(dg.AssetKey(key)) is None:
             raise CliError(f"{name} / {study}: input {key} is not materialised yet (argassets materialize {name})")
-        return executor.repo_def.load_asset_value(dg.AssetKey(key), instance=executor.instance)
+        return engine.repo_def.load_asset_value(dg.AssetKey(key), instance=engine.instance)
 
     requests, n_runs, sampling = workload(entry, load)
-    cache = open_judgment_cache(default_cache_location())
     try:
-        cached = missing_completions(cache, cache_model_key(entry), sampling.key(), requests, n_runs)
-    finally:
-        cache.close()
-    throughput = throughput_of(executor.instance, asset, entry)
+        cache = open_judgment_cache(default_cache_location())
+        try:
+            cached = missing_completions(cache, cache_model_key(entry), sampling.key(), requests, n_runs)
+        finally:
+            cache.close()
+    except (ConnectionError, OSError, sqlite3.Error) as exc:  # one line: the cache's message is redacted
+        raise CliError(f"{name} / {study}: {' '.join(redact(str(exc)).split())}") from None
+    throughput = throughput_of(engine.instance, asset, entry)
     floor = estimate_prefill(entry, cached[2], n_runs)
     if floor is None:
         tokens, prefill = prompt_token_counts(entry, cached[2]), None
     else:  # the same tokenizer, counted once
-        tokens, prefill = (floor.counts, floor.tokenizer), (floor, *prefill_rate_of(executor.instance, asset, entry))
+        tokens, prefill = (floor.counts, floor.tokenizer), (floor, *prefill_rate_of(engine.instance, asset, entry))
     return estimate_partition(entry, study, requests, n_runs, cached, throughput, sampling.max_tokens, tokens, prefill)
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
-    from argassets.cli import CliError, Executor, _check_key, _print, _registry, _studies, get_instance
-
-    _check_key(args.model, "estimate")
-    registry = _registry()
-    if args.model not in registry.names:
-        raise CliError(f"{args.model}: not in the registry (known: {', '.join(registry.names)})")
-    entry = registry.get(args.model)
-    wanted = _studies(args.study)
+    check_key(args.model, "estimate")
+    models = registry()
+    if args.model not in models.names:
+        raise CliError(f"{args.model}: not in the registry (known: {', '.join(models.names)})")
+    entry = models.get(args.model)
+    wanted = chosen_studies(args.study)
     known = workloads()
     chosen = [s for s in entry.studies if s in known and (wanted is None or s in wanted)]
     if not chosen:
         raise CliError(f"{args.model}: takes part in no estimable study ({', '.join(known)}) selected")
-    executor = Executor(get_instance())
+    engine = executor(get_instance())
     for study in chosen:
-        _print(estimate_for(executor, registry, args.model, study).describe())
+        say(estimate_for(engine, models, args.model, study).describe())
     return 0
 
 
-def add_estimate_command(sub: Any) -> None:
+def add_command(sub: Any) -> None:
     """Register ``argassets estimate`` on the main parser's subcommands."""
     est = sub.add_parser("estimate", help="requests, tokens, cache, time and cost of a partition before it runs")
     est.add_argument("model", help="registry entry to estimate, e.g. smollm2-135m-vllm")

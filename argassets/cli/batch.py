@@ -13,7 +13,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from argassets.cli.common import CliError, check_key, executor, get_instance, registry, say
 from argassets.platform.judging.batch_files import (
+    BatchFormat,
     BatchScope,
     ExportReport,
     ImportReport,
@@ -23,50 +25,50 @@ from argassets.platform.judging.batch_files import (
 from argassets.platform.registry.entries import ModelRegistry
 
 
-def partition_scope(executor: Any, registry: ModelRegistry, name: str, study: str) -> BatchScope:
+def partition_scope(engine: Any, models: ModelRegistry, name: str, study: str) -> BatchScope:
     """What partition ``name`` of ``study`` asks, from the instance's materialised inputs."""
     import dagster as dg
 
-    from argassets.cli import CliError
-    from argassets.cli_estimate import workloads
+    from argassets.cli.estimate import workloads
     from argassets.platform.judging.identity import cache_model_key
 
     known = workloads()
     if study not in known:
         raise CliError(f"{name}: no batch files for study {study} (possible: {', '.join(known)})")
-    entry = registry.get(name)
+    entry = models.get(name)
     if entry.mode != "sample":
         raise CliError(f"{name}: mode {entry.mode!r} is not sent as batch files (only 'sample')")
 
     def load(key: str) -> Any:
-        if executor.instance.get_latest_materialization_event(dg.AssetKey(key)) is None:
+        if engine.instance.get_latest_materialization_event(dg.AssetKey(key)) is None:
             raise CliError(f"{name} / {study}: input {key} is not materialised yet")
-        return executor.repo_def.load_asset_value(dg.AssetKey(key), instance=executor.instance)
+        return engine.repo_def.load_asset_value(dg.AssetKey(key), instance=engine.instance)
 
     requests, n_runs, sampling = known[study][1](entry, load)
     return BatchScope(cache_model_key(entry), sampling, n_runs, requests)
 
 
-def _format(registry: ModelRegistry, name: str) -> Any:
-    from argassets.cli import CliError
-    from argassets.platform.judging.engines.openai_batch import batch_format
+def _format(models: ModelRegistry, name: str) -> BatchFormat:
     from argassets.platform.resources.judges import STRUCTURED_OUTPUT_ENV_VAR
 
-    try:
-        return batch_format(registry.get(name), os.environ.get(STRUCTURED_OUTPUT_ENV_VAR) or "json_schema")
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
+    entry = models.get(name)
+    batch_format = entry.batch_format(os.environ.get(STRUCTURED_OUTPUT_ENV_VAR) or "json_schema")
+    if batch_format is None:
+        raise CliError(f"model '{name}': backend {entry.backend!r} has no batch files (openai and vllm_batch have)")
+    return batch_format
 
 
 def run_batch_command(args: argparse.Namespace) -> ExportReport | ImportReport:
     """Export or import for one partition (the command's logic, returning its report)."""
-    from argassets.cli import Executor, _check_key, _registry, get_instance
-    from argassets.platform.storage.judgment_cache import default_cache_location, open_judgment_cache
+    from argassets.platform.storage.judgment_cache import open_judgment_cache
+    from argassets.platform.storage.judgment_cache.location import default_cache_location
 
-    _check_key(args.model, f"batch {args.batch_command}")
-    registry = _registry()
-    executor = Executor(get_instance())
-    scope, batch_format = partition_scope(executor, registry, args.model, args.study), _format(registry, args.model)
+    check_key(args.model, f"batch {args.batch_command}")
+    models = registry()
+    if args.model not in models.names:
+        raise CliError(f"{args.model}: not in the registry (known: {', '.join(models.names)})")
+    engine = executor(get_instance())
+    scope, batch_format = partition_scope(engine, models, args.model, args.study), _format(models, args.model)
     cache = open_judgment_cache(default_cache_location())
     try:
         if args.batch_command == "export":
@@ -77,17 +79,16 @@ def run_batch_command(args: argparse.Namespace) -> ExportReport | ImportReport:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    from argassets.cli import CliError, _print
     from argassets.platform.judging.batch_files import BatchResultError
 
     try:
-        _print(run_batch_command(args).describe())
+        say(run_batch_command(args).describe())
     except BatchResultError as exc:
         raise CliError(str(exc)) from None
     return 0
 
 
-def add_batch_commands(sub: Any) -> None:
+def add_command(sub: Any) -> None:
     """Register ``argassets batch export`` and ``argassets batch import``."""
     batch = sub.add_parser("batch", help="judge a partition through OpenAI-Batch files (export, import)")
     bsub = batch.add_subparsers(dest="batch_command", required=True)

@@ -14,7 +14,10 @@ ENVIRONMENT_VARIABLES: tuple[tuple[str, str], ...] = (
     ("ARGASSETS_DATA_DIR", "published data folder; default ../shared/data"),
     ("ARGASSETS_SPECS_DIR", "protocol specifications; default ../shared/specs"),
     ("ARGASSETS_MODELS", "model registry file; default data/models.toml"),
-    ("ARGASSETS_DUCKDB", "DuckDB table file; default var/argassets.duckdb"),
+    (
+        "ARGASSETS_DUCKDB",
+        "DuckDB file readers open (views; runs write .<name>.store.duckdb beside it); default var/argassets.duckdb",
+    ),
     ("ARGASSETS_TABLES", "Parquet table store (folder or fsspec URL) instead of DuckDB"),
     ("ARGASSETS_CACHE", "judgment cache: SQLite file or postgresql:// URL; default beside the DuckDB file"),
     ("ARGASSETS_MODEL_CACHE", "extracted model folders; default ~/.cache/argassets/models"),

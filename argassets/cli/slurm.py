@@ -4,9 +4,8 @@ Commands::
 
     argassets slurm backfill --partitions a,b,c [--study S] [--no-wait]
     argassets slurm status RUN_ID
-    argassets estimate MODEL [--study S]
 
-``estimate`` prints a partition's work before it runs (argassets/platform/operations/estimate.py).
+Each job's time limit and tags come from the partition's estimate (:mod:`argassets.cli.estimate`).
 
 ``backfill`` materialises any missing study inputs in this process, then creates one Dagster run
 per partition and study and launches it through the instance's ``SlurmRunLauncher``
@@ -24,6 +23,19 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from argassets.cli.common import (
+    CliError,
+    add_partition_options,
+    chosen_studies,
+    executor,
+    get_instance,
+    registry,
+    say,
+    select_partitions,
+    sync_partitions,
+)
+from argassets.cli.estimate import estimate_for, workloads
+from argassets.platform.operations.run_engine import IN_PROCESS, Executor
 from argassets.platform.registry.entries import ModelRegistry
 
 #: Engine-event text that marks a run whose Slurm job's end has been recorded.
@@ -33,7 +45,6 @@ POLL_SECONDS = 2.0
 
 def slurm_launcher(instance: Any) -> Any:
     """The instance's ``SlurmRunLauncher``; a clear error when the instance launches runs otherwise."""
-    from argassets.cli import CliError
     from argassets.platform.operations.slurm.launcher import SlurmRunLauncher
 
     launcher = instance.run_launcher
@@ -45,52 +56,49 @@ def slurm_launcher(instance: Any) -> Any:
     return launcher
 
 
-def launch_partition(executor: Any, registry: ModelRegistry, name: str, studies: Sequence[str] | None) -> list[str]:
+def launch_partition(engine: Executor, registry: ModelRegistry, name: str, studies: Sequence[str] | None) -> list[str]:
     """Launch one Slurm-backed run per study of partition ``name``; their run ids."""
-    from argassets.cli import CliError, _print
     from argassets.platform.operations.run_tags import run_tags_for_entry
 
     entry = registry.get(name)
-    chosen = [s for s in entry.studies if s in executor.layout.roots and (studies is None or s in studies)]
+    chosen = [s for s in entry.studies if s in engine.layout.roots and (studies is None or s in studies)]
     run_ids = []
     for study in chosen:
-        keys = executor.layout.study_selection(study)
-        job_def = executor.repo_def.get_implicit_job_def_for_assets(keys)
+        keys = engine.layout.study_selection(study)
+        job_def = engine.repo_def.get_implicit_job_def_for_assets(keys)
         if job_def is None:
             raise CliError(f"{study} / {name}: the selected assets cannot run in one job")
         tags = {
             **run_tags_for_entry(entry, study=study),
             "dagster/partition": name,
-            **estimate_tags(executor, registry, name, study),
+            **estimate_tags(engine, registry, name, study),
         }
-        run = executor.instance.create_run_for_job(
+        run = engine.instance.create_run_for_job(
             job_def=job_def,
-            run_config={"execution": {"config": {"in_process": {}}}},
+            run_config=IN_PROCESS,
             tags=tags,
             asset_selection=frozenset(keys),
-            job_code_origin=executor.recon_repo.get_reconstructable_job(job_def.name).get_python_origin(),
+            job_code_origin=engine.recon_repo.get_reconstructable_job(job_def.name).get_python_origin(),
         )
         try:
-            executor.instance.launch_run(run.run_id, workspace=None)
+            engine.instance.launch_run(run.run_id, workspace=None)
         except Exception as exc:
             raise CliError(f"{study} / {name}: run {run.run_id} was not submitted: {exc}") from None
-        job_id = executor.instance.get_run_by_id(run.run_id).tags.get("argassets/slurm-job-id")
-        _print(f"submitted {study} / {name}: run {run.run_id}, Slurm job {job_id}")
+        job_id = engine.instance.get_run_by_id(run.run_id).tags.get("argassets/slurm-job-id")
+        say(f"submitted {study} / {name}: run {run.run_id}, Slurm job {job_id}")
         run_ids.append(run.run_id)
     return run_ids
 
 
-def estimate_tags(executor: Any, registry: ModelRegistry, name: str, study: str) -> dict[str, str]:
+def estimate_tags(engine: Executor, registry: ModelRegistry, name: str, study: str) -> dict[str, str]:
     """The run's estimate as tags, with the job's time limit from it; refuses a run over budget."""
-    from argassets.cli import CliError, _print
-    from argassets.cli_estimate import estimate_for, workloads
     from argassets.platform.operations.estimate import BudgetExceeded, check_budget
     from argassets.platform.operations.slurm.launcher import TIME_TAG
 
     if study not in workloads():
         return {}
-    estimate = estimate_for(executor, registry, name, study)
-    _print(estimate.describe())
+    estimate = estimate_for(engine, registry, name, study)
+    say(estimate.describe())
     try:
         check_budget(estimate)
     except BudgetExceeded as exc:
@@ -123,8 +131,6 @@ def record_job_end(instance: Any, run_id: str) -> str | None:
 
 def wait_for_runs(instance: Any, run_ids: Sequence[str], timeout: float | None = None) -> dict[str, str]:
     """Wait until every run's job has ended and its run has finished; each run's final status."""
-    from argassets.cli import _print
-
     pending = list(run_ids)
     deadline = None if timeout is None else time.monotonic() + timeout
     while pending:
@@ -132,7 +138,7 @@ def wait_for_runs(instance: Any, run_ids: Sequence[str], timeout: float | None =
             ended = record_job_end(instance, run_id)
             run = instance.get_run_by_id(run_id)
             if ended is not None and run.is_finished:
-                _print(f"run {run_id}: {run.status.value} ({ended})")
+                say(f"run {run_id}: {run.status.value} ({ended})")
                 pending.remove(run_id)
         if pending:
             if deadline is not None and time.monotonic() > deadline:
@@ -142,31 +148,28 @@ def wait_for_runs(instance: Any, run_ids: Sequence[str], timeout: float | None =
 
 
 def cmd_slurm_backfill(args: argparse.Namespace) -> int:
-    from argassets.cli import Executor, _print, _registry, _select_partitions, _studies, get_instance, sync_partitions
-
     instance = get_instance()
     slurm_launcher(instance)
-    registry = _registry()
-    sync_partitions(instance, registry)
-    names = _select_partitions(registry, instance, args)
-    executor = Executor(instance)
-    studies = _studies(args.study)
-    chosen = sorted({s for n in names for s in registry.get(n).studies if studies is None or s in studies})
-    inputs = executor.missing_inputs(chosen)
-    if inputs and not executor.run(inputs, None, {}, "study inputs"):
+    models = registry()
+    sync_partitions(instance, models)
+    names = select_partitions(models, instance, args)
+    engine = executor(instance)
+    studies = chosen_studies(args.study)
+    chosen = sorted({s for n in names for s in models.get(n).studies if studies is None or s in studies})
+    inputs = engine.missing_inputs(chosen)
+    if inputs and not engine.run(inputs, None, {}, "study inputs"):
         return 1
-    run_ids = [run_id for name in names for run_id in launch_partition(executor, registry, name, studies)]
+    run_ids = [run_id for name in names for run_id in launch_partition(engine, models, name, studies)]
     if args.no_wait:
         return 0
     statuses = wait_for_runs(instance, run_ids)
     failed = [run_id for run_id, status in statuses.items() if status != "SUCCESS"]
     if failed:
-        _print(f"failed runs: {', '.join(failed)} (run the partitions again: cached judgments are not redone)")
+        say(f"failed runs: {', '.join(failed)} (run the partitions again: cached judgments are not redone)")
     return 1 if failed else 0
 
 
 def cmd_slurm_status(args: argparse.Namespace) -> int:
-    from argassets.cli import CliError, _print, get_instance
     from argassets.platform.operations.slurm.launcher import JOB_ID_TAG
 
     instance = get_instance()
@@ -174,19 +177,16 @@ def cmd_slurm_status(args: argparse.Namespace) -> int:
     if run is None or JOB_ID_TAG not in run.tags:
         raise CliError(f"{args.run_id}: no run launched through Slurm with this id")
     health = slurm_launcher(instance).check_run_worker_health(run)
-    _print(f"run {run.run_id}: {run.status.value}; {health.msg}")
+    say(f"run {run.run_id}: {run.status.value}; {health.msg}")
     return 0
 
 
-def add_slurm_commands(sub: Any) -> None:
-    """Register ``argassets slurm ...`` on the main parser's subcommands."""
+def add_command(sub: Any) -> None:
+    """Register ``argassets slurm backfill | status``."""
     slurm = sub.add_parser("slurm", help="judge model partitions as Slurm jobs (login node)")
     ssub = slurm.add_subparsers(dest="slurm_command", required=True)
     back = ssub.add_parser("backfill", help="one Slurm job per partition and study, all submitted at once")
-    back.add_argument("--partitions", help="comma-separated partition keys")
-    back.add_argument("--from", dest="start", help="first partition of a range (registry order)")
-    back.add_argument("--to", dest="end", help="last partition of a range (inclusive)")
-    back.add_argument("--all", action="store_true", help="every partition of the instance (registry order)")
+    add_partition_options(back)
     back.add_argument(
         "--study",
         choices=["argument_quality", "political", "all"],
@@ -198,7 +198,3 @@ def add_slurm_commands(sub: Any) -> None:
     status = ssub.add_parser("status", help="a run's Slurm job: state and reason")
     status.add_argument("run_id", help="the Dagster run id (from the UI or slurm backfill)")
     status.set_defaults(func=cmd_slurm_status)
-
-    from argassets.cli_estimate import add_estimate_command
-
-    add_estimate_command(sub)
