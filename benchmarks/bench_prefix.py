@@ -134,7 +134,8 @@ def llama_path(ordered: dict[str, list[Any]], sampling: Any, threads: int) -> di
 
 def vllm_path(ordered: dict[str, list[Any]], sampling: Any) -> dict[str, Any]:
     """(b): one offline engine (start timed apart), its prefix cache reset before each order."""
-    from argassets.platform.judging.engines import VLLMJudge, build_judge
+    from argassets.platform.judging.engines import build_judge
+    from argassets.platform.judging.engines.vllm_backend import VLLMJudge
     from argassets.platform.judging.prompt_token_ids import transformers_tokenizer
     from argassets.platform.registry.entries import load_registry
 

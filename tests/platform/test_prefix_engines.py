@@ -19,8 +19,9 @@ import pytest
 
 from argassets.argument_quality.corpus import find_corpus_files, load_corpus
 from argassets.argument_quality.prompts import render_prompts, select_few_shot_examples
-from argassets.platform.judging.engines import VLLMJudge, build_judge
+from argassets.platform.judging.engines import build_judge
 from argassets.platform.judging.engines.llama_cpp_backend import LlamaCppJudge, find_gguf
+from argassets.platform.judging.engines.vllm_backend import VLLMJudge
 from argassets.platform.judging.engines.vllm_run_batch import VLLMRunBatchJudge
 from argassets.platform.judging.incremental import judge_incrementally
 from argassets.platform.judging.interface import ChatRequest, SamplingParams
