@@ -1,17 +1,6 @@
 """A partition's missing judgments as OpenAI-Batch JSONL files, and their results back into the cache.
 
-One line per ``(prompt, run)`` still missing from the judgment cache::
-
-    {"custom_id":"<model>:<prompt_sha256>:<sampling_key>:<run>","method":"POST","url":"/v1/chat/completions","body":{...}}
-
-``custom_id`` is the judgment cache key itself, so a result line says where it belongs without any
-side file; ``body`` holds the very bytes the live engine posts (a :class:`BatchFormat` renders them).
-Lines go out in prefix order, split into parts under a provider's limits (:data:`OPENAI_LIMITS`);
-each part is written to a temporary name and renamed when whole, so an interrupted export leaves
-whole parts only and the next export continues after them, skipping what is exported or judged.
-Importing result files stores every good line (a partition can be half live, half batch: same cache
-key, same partition) and then raises :class:`BatchResultError` naming each bad line's file and
-number; nothing is stored from a line that does not parse. docs/judgments.md, "Batch files".
+docs/judgments.md, "Batch files".
 """
 
 from __future__ import annotations

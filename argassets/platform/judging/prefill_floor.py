@@ -1,21 +1,6 @@
 """How many prompt tokens an engine must compute, at least, for a set of prompts sent in some order.
 
-Two models of reuse, the engines' own:
-
-- **blocks** (vLLM's prefix cache, block ``B``): a prompt reuses the longest run of whole ``B``-token
-  blocks it shares with any prompt sent before, at most up to its last token (vLLM computes that one
-  again to get its logits), and computes the rest; a cache that keeps every block (the floor) makes
-  the order almost irrelevant. ``copies`` sequences of one prompt (vLLM's ``n`` samples) each compute
-  again the tokens past the last whole block.
-- **previous prompt** (llama.cpp's batch judge): a prompt reuses the prefix it shares with the prompt
-  sent just before it (again at most up to its last token), so the order decides everything.
-
-The prompts are sorted once by their token ids; the longest common prefix (LCP) of any two is then a
-range minimum over the LCPs of sorted neighbours (a sparse table), and "the longest prefix shared
-with any earlier prompt" is the LCP with the nearest earlier-sent prompt on either side in sorted
-order (found with a monotonic stack). Everything is vectorised but the stack: Study A's 125,568
-prompts take seconds. The method and the table it reproduces: docs/judgments.md, "Prefix order and
-the prefill floor".
+docs/judgments.md, "Prefix order and the prefill floor".
 """
 
 from __future__ import annotations

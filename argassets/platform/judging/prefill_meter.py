@@ -1,11 +1,6 @@
 """What an engine computed of the prompts it was sent, beside the floor for the same prompts.
 
-:class:`PrefillMeter` wraps a judge for one judging call: it passes every batch on, records the
-prompts in the order they were sent (and how many sequences each became), and afterwards sets the
-engine's own count of computed and reused prompt tokens (``prefill_counts`` of vLLM's and
-llama.cpp's judges) beside the floor of its reuse model for the same prompts in the same order
-(:mod:`argassets.platform.judging.prefill_floor`), tokenized with the model's own tokenizer. A judge
-that counts nothing (baselines, imports, an endpoint) gets no prefill metadata and costs nothing.
+docs/judgments.md, "What the engines compute".
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """The token ids of many chat prompts, fast: each distinct system and user text is tokenized once.
 
-A chat template renders ``system`` and ``user`` between fixed pieces of text; tokenizers split the
-text at special tokens (``<|im_end|>``) before anything else, so a prompt's ids are the ids of the
-part up to the first special token after the system text (the *head*, one per system text) followed
-by the ids of the rest (the *tail*, one per user text). Study A's 125,568 prompts have 66 heads and
-13,682 tails: tokenizing those takes seconds where tokenizing every prompt takes minutes. The split
-is checked on a sample against tokenizing whole prompts; where the template or tokenizer does not
-allow it (no special token between the texts, a template that rewrites them), every distinct prompt
-is tokenized whole.
-
-The tokenizers are the engines' own (the entry's ``prompt_tokenizer``):
-``transformers`` for vLLM's folder, llama.cpp (vocab only) for a GGUF, each with its chat template.
+docs/judgments.md, "Prefix order and the prefill floor".
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
 """vLLM's own count of the prompt tokens it computed and took from its prefix cache.
 
-vLLM (V1 engine, 0.10 to 0.32 at least) keeps Prometheus counters per engine:
-``vllm:prompt_tokens_by_source`` with ``source`` ``local_compute`` (prefilled) and
-``local_cache_hit`` (taken from the prefix cache), and the older ``vllm:prefix_cache_queries`` /
-``vllm:prefix_cache_hits`` (tokens looked up / found, preempted requests left out). The offline
-``vllm.LLM`` reads them with ``get_metrics()`` when it was built with ``disable_log_stats=False``
-(its default is ``True``: no counters); ``vllm serve`` publishes them at ``/metrics`` (suffix
-``_total``). The ``by_source`` pair is used where present, else queries minus hits.
+docs/judgments.md, "What the engines compute".
 """
 
 from __future__ import annotations
