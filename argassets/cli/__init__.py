@@ -17,6 +17,7 @@ Commands::
     argassets ui                   # dagster dev on 127.0.0.1
     argassets sql "SHOW TABLES"    # query the results (Parquet copies), also while runs write
     argassets slurm backfill --partitions a,b   # one Slurm job per partition (docs/operations.md)
+    argassets batch export MODEL --study S --out DIR   # OpenAI-Batch files (and batch import; docs/judgments.md)
     argassets retrieve "..." --system E1 --position 60-90 --method typical   # docs/retrieval.md
     argassets debate "..." --model smollm2-135m-vllm                         # (and persona)
 
@@ -31,14 +32,14 @@ import os
 import sys
 from collections.abc import Sequence
 
-from argassets.cli import backfill, estimate, materialize, partitions, pools, run_default, runs, slurm, sql, ui
+from argassets.cli import backfill, batch, estimate, materialize, partitions, pools, run_default, runs, slurm, sql, ui
 from argassets.cli.common import studies
 from argassets.cli.environment import environment_epilog
 from argassets.platform.operations.run_engine import OperationError
 from argassets.platform.operations.run_recovery import Stopped
 
 #: The commands in the order ``argassets --help`` lists them.
-COMMANDS = (partitions, pools, materialize, backfill, run_default, runs, ui, sql, slurm, estimate)
+COMMANDS = (partitions, pools, materialize, backfill, run_default, runs, ui, sql, slurm, estimate, batch)
 
 
 def build_parser() -> argparse.ArgumentParser:

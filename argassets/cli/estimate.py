@@ -25,11 +25,13 @@ from argassets.cli.common import (
     say,
     study_choices,
 )
+from argassets.platform.judging.prefill_estimate import estimate_prefill
 from argassets.platform.judging.prompt_tokens import prompt_token_counts
 from argassets.platform.judging.study_asset import study_workload
 from argassets.platform.operations.estimate import (
     WorkEstimate,
     estimate_partition,
+    measured_prefill_rate,
     measured_throughput,
     missing_completions,
 )
@@ -39,8 +41,8 @@ from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.secrets import redact
 
 
-def throughput_of(instance: Any, asset: str, entry: ModelEntry) -> tuple[float | None, str]:
-    """Completions/s measured on the entry's earlier runs, else the registry's, else none."""
+def _history(instance: Any, asset: str, entry: ModelEntry) -> list[dict[str, float]]:
+    """The speed figures of the entry's last 20 materialisations of ``asset``."""
     import dagster as dg
 
     records = instance.fetch_materializations(
@@ -50,7 +52,22 @@ def throughput_of(instance: Any, asset: str, entry: ModelEntry) -> tuple[float |
     for record in records:
         metadata = record.asset_materialization.metadata if record.asset_materialization else {}
         if "completions_sent" in metadata and "elapsed_s" in metadata:
-            history.append({k: float(metadata[k].value) for k in ("completions_sent", "elapsed_s")})
+            keys = ("completions_sent", "elapsed_s", "prefill_computed")
+            history.append({k: float(metadata[k].value) for k in keys if isinstance(getattr(metadata.get(k), "value", None), int | float)})  # fmt: skip
+    return history
+
+
+def prefill_rate_of(instance: Any, asset: str, entry: ModelEntry) -> tuple[float | None, str]:
+    """Prefill tokens/s the engine computed on the entry's earlier runs, else none."""
+    history = _history(instance, asset, entry)
+    rate = measured_prefill_rate(history)
+    counted = sum("prefill_computed" in h for h in history)
+    return rate, f"measured on {counted} earlier run(s)" if rate else "no earlier run counted its prefill"
+
+
+def throughput_of(instance: Any, asset: str, entry: ModelEntry) -> tuple[float | None, str]:
+    """Completions/s measured on the entry's earlier runs, else the registry's, else none."""
+    history = _history(instance, asset, entry)
     measured = measured_throughput(history)
     if measured is not None:
         return measured, f"measured on {len(history)} earlier run(s)"
@@ -85,8 +102,15 @@ def estimate_for(engine: Executor, registry: ModelRegistry, name: str, study: st
     except (ConnectionError, OSError, sqlite3.Error) as exc:  # one line: the cache's message is redacted
         raise CliError(f"{name} / {study}: {' '.join(redact(str(exc)).split())}") from None
     throughput = throughput_of(engine.instance, declared.root_asset, entry)
-    tokens = prompt_token_counts(entry, cached[2])
-    return estimate_partition(entry, study, requests, n_runs, cached, throughput, sampling.max_tokens, tokens)
+    floor = estimate_prefill(entry, cached[2], n_runs)
+    if floor is None:
+        tokens, prefill = prompt_token_counts(entry, cached[2]), None
+    else:  # the same tokenizer, counted once
+        tokens, prefill = (
+            (floor.counts, floor.tokenizer),
+            (floor, *prefill_rate_of(engine.instance, declared.root_asset, entry)),
+        )
+    return estimate_partition(entry, study, requests, n_runs, cached, throughput, sampling.max_tokens, tokens, prefill)
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from argassets.platform.judging.interface import (
     SamplingParams,
     is_non_answer,
 )
+from argassets.platform.judging.prefix_order import distinct_in_prefix_order
 from argassets.platform.storage.judgment_cache.codec import CachedRow, decode_label_probs, encode_label_probs
 from argassets.platform.storage.judgment_cache.interface import JudgmentStore, new_owner_id
 
@@ -304,10 +305,10 @@ def _open_call(
 ) -> _Call:
     """Look the scope up in the cache, plan the missing work and say how much there is."""
     stored = cache.lookup(model_name, sampling.key())
-    # One representative request per prompt hash; identical prompts are sent once.
-    representative: dict[str, ChatRequest] = {}
-    for request in requests:
-        representative.setdefault(request.prompt_sha256, request)
+    # One representative request per prompt hash (identical prompts are sent once), in prefix order:
+    # batches, and the requests within a batch, go out with shared prefixes adjacent. A judge that
+    # computes no prompt (baselines, imports: prefix_order = False) keeps the table's order, unsorted.
+    representative = distinct_in_prefix_order(requests, sort=getattr(judge, "prefix_order", True))
     work = _Work.plan(representative, n_runs, stored, policy.max_attempts)
     total = len(representative) * n_runs
     already = total - work.left()
@@ -336,7 +337,10 @@ def judge_incrementally(
 
     The cache key is ``(model_name, request.prompt_sha256, sampling.key(), run)``. Missing work is
     grouped by request (all of a request's missing runs go out together, so a backend can draw them
-    as ``n`` samples of one prompt) and chunked into batches of ``batch_size`` requests. Before a
+    as ``n`` samples of one prompt), put in prefix order (:mod:`~argassets.platform.judging.prefix_order`:
+    shared prompt prefixes adjacent, within a batch and across batches, whatever the order of
+    ``requests``; not for a judge whose ``prefix_order`` attribute is ``False``) and chunked into
+    batches of ``batch_size`` requests. Before a
     batch is sent its keys are *claimed* in the cache; only claimed keys are sent, and each finished
     batch is stored, and its claims dropped, in one transaction before the next is sent. So:
 

@@ -21,6 +21,7 @@ from argassets.platform.judging.identity import cache_model_key, model_identity
 from argassets.platform.judging.incremental import MAX_ATTEMPTS, judge_incrementally
 from argassets.platform.judging.interface import CachedCompletion, ChatRequest, SamplingParams
 from argassets.platform.judging.label_probabilities import draw_label, label_distribution
+from argassets.platform.judging.prefill_meter import PrefillMeter, partition_prefill
 from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
@@ -42,6 +43,8 @@ class PartitionJudgments:
     http: dict[str, int] = field(default_factory=dict)
     #: Attempts after which a non-answer is kept (given up).
     max_attempts: int = MAX_ATTEMPTS
+    #: The engine's computed and reused prompt tokens beside the floor (judging/prefill_meter.py).
+    prefill: dict[str, Any] = field(default_factory=dict)
 
     @property
     def sent(self) -> int:
@@ -104,12 +107,13 @@ def judge_partition(
     identity = model_identity(entry)
     cache_model = cache_model_key(entry, identity)
     the_judge = judge.build(entry, import_keys=import_keys)
+    meter = PrefillMeter(the_judge)
     cache = judgment_cache.open() if entry.caches_judgments else JudgmentCache(":memory:")
     started = time.perf_counter()
     probabilities_mode = entry.mode == "label_probabilities"
     try:
         completions = judge_incrementally(
-            the_judge,
+            meter,
             cache_model,
             requests,
             probe_sampling(sampling, requests) if probabilities_mode else sampling,
@@ -118,6 +122,7 @@ def judge_partition(
             batch_size=entry.default_batch_size,
             log=context.log,
         )
+        prefill = partition_prefill(meter, entry)
     finally:
         cache.close()
         the_judge.close()
@@ -136,6 +141,7 @@ def judge_partition(
         identity=identity,
         cache_model=cache_model,
         max_attempts=MAX_ATTEMPTS,
+        prefill=prefill,
     )
 
 
@@ -214,6 +220,7 @@ def judging_metadata(
         "cache": judged.cache_location,
         "model_identity": dg.MetadataValue.json({**judged.identity, "cache_key": judged.cache_model}),
         **judged.http,
+        **judged.prefill,
     }
     if entry.uses_server_sampling_defaults:
         metadata["server_sampling_defaults"] = (

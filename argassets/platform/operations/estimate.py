@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from argassets.platform.judging.interface import ChatRequest
+from argassets.platform.judging.prefill_estimate import PrefillEstimate
 from argassets.platform.judging.prompt_tokens import APPROXIMATION, approx_tokens
 from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.storage.judgment_cache.interface import JudgmentStore
@@ -42,6 +43,9 @@ class WorkEstimate:
     time_limit_minutes: int | None
     gpu_hours: float | None
     usd: float | None
+    #: The least prefill the engine computes (its reuse model's floor, prefix order), and how it was found.
+    prefill_floor: int | None = None
+    prefill_method: str = ""
 
     @property
     def to_send(self) -> int:
@@ -57,12 +61,14 @@ class WorkEstimate:
             f"{self.cached} in the cache, {self.to_send} to send",
             f"prompt tokens to send: {self.prompt_tokens} ({self.token_method})",
         ]
+        if self.prefill_floor is not None:
+            lines.append(self.prefill_method)
         if self.seconds is None:
             lines.append(f"time: unknown ({self.throughput_source})")
         else:
             lines.append(
-                f"time: {self.seconds / 60:.1f} min at {self.throughput_per_s:.3g} completions/s "
-                f"({self.throughput_source}); Slurm time limit {self.time_limit_minutes} min"
+                f"time: {self.seconds / 60:.1f} min at {self.throughput_per_s:.3g} {self.throughput_source}; "
+                f"Slurm time limit {self.time_limit_minutes} min"
             )
         if self.gpu_hours is not None:
             lines.append(f"GPU-hours: {self.gpu_hours:.3g}")
@@ -98,11 +104,14 @@ def estimate_partition(
     throughput: tuple[float | None, str],
     max_tokens: int,
     token_counts: tuple[Sequence[int], str] | None = None,
+    prefill: tuple[PrefillEstimate, float | None, str] | None = None,
 ) -> WorkEstimate:
     """The estimate of ``entry``'s partition of ``study`` from its requests and the cache's state.
 
     ``token_counts``: the prompt tokens of each request to send (``cached``'s third item) and how
-    they were counted; by default characters / 4.
+    they were counted; by default characters / 4. ``prefill``: the floor of the requests to send,
+    the prefill tokens per second measured on earlier runs (``None``: none measured) and where that
+    rate comes from; with a rate, time is the floor over it, else from ``throughput``.
     """
     completions, in_cache, todo = cached
     to_send = completions - in_cache
@@ -112,6 +121,12 @@ def estimate_partition(
     prompt_tokens = sum(counts) * n_runs
     rate, source = throughput
     seconds = None if not rate else to_send / rate
+    source = f"completions/s ({source})" if rate else source
+    floor_estimate, prefill_rate, prefill_source = prefill if prefill is not None else (None, None, "")
+    if floor_estimate is not None and prefill_rate:
+        rate = prefill_rate
+        source = f"prefill tokens/s ({prefill_source}), time from the floor, not the raw prompt tokens"
+        seconds = floor_estimate.floor / prefill_rate
     usd = entry.cost_usd(prompt_tokens, to_send * max_tokens)
     return WorkEstimate(
         model=entry.name,
@@ -128,7 +143,17 @@ def estimate_partition(
         time_limit_minutes=None if seconds is None else time_limit_minutes(seconds),
         gpu_hours=None if seconds is None or not entry.gpus_needed else entry.gpus_needed * seconds / 3600.0,
         usd=usd,
+        prefill_floor=None if prefill is None else prefill[0].floor,
+        prefill_method="" if prefill is None else prefill[0].describe(),
     )
+
+
+def measured_prefill_rate(history: Sequence[Mapping[str, float]]) -> float | None:
+    """Prefill tokens the engine computed per second over earlier runs (``prefill_computed`` / ``elapsed_s``)."""
+    useful = [h for h in history if h.get("prefill_computed", 0) > 0 and h.get("elapsed_s", 0) > 0]
+    if not useful:
+        return None
+    return sum(h["prefill_computed"] for h in useful) / sum(h["elapsed_s"] for h in useful)
 
 
 def measured_throughput(history: Sequence[Mapping[str, float]]) -> float | None:

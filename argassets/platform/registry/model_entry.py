@@ -12,7 +12,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar, get_args
 
 from pydantic import (
     AfterValidator,
@@ -33,6 +33,10 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from argassets.platform.judging.interface import Judge, JudgeSettings, PromptTokenizer, SamplingParams
 from argassets.platform.registry.scopes import scopes_by_study
 from argassets.platform.study import Studies, StudyScope
+
+if TYPE_CHECKING:
+    from argassets.platform.judging.batch_files import BatchFormat
+    from argassets.platform.judging.prefill_floor import ReuseModel
 
 _NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _ENGINE_NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
@@ -237,6 +241,16 @@ class ModelEntry(_Strict):
 
     def prompt_tokenizer(self) -> PromptTokenizer | None:
         """The model's own tokenizer when it is on this machine, for estimates; ``None``: characters / 4."""
+        return None
+
+    def prefix_reuse(self) -> ReuseModel | None:
+        """How the engine reuses prompt tokens across prompts, for the prefill floor
+        (docs/judgments.md, "Prefix order"); ``None``: not known (an endpoint, a baseline)."""
+        return None
+
+    def batch_format(self, structured_output: str) -> BatchFormat | None:
+        """The engine's requests as OpenAI-Batch lines (docs/judgments.md, "Batch files");
+        ``None``: the engine has no batch files."""
         return None
 
     def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:

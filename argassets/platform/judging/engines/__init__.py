@@ -15,13 +15,22 @@ from argassets.platform.judging.engines import (
     openai_engine,
     random_engine,
     vllm_engine,
+    vllm_run_batch_engine,
 )
 from argassets.platform.judging.interface import Judge, JudgeSettings
 from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.study import ImportKeys
 
 #: The engines that ship with the platform (importing them registers them).
-BUILTIN_ENGINES = (vllm_engine, openai_engine, import_engine, llama_cpp_engine, random_engine, longer_wins_engine)
+BUILTIN_ENGINES = (
+    vllm_engine,
+    vllm_run_batch_engine,
+    openai_engine,
+    import_engine,
+    llama_cpp_engine,
+    random_engine,
+    longer_wins_engine,
+)
 
 __all__ = ["BUILTIN_ENGINES", "build_judge"]
 

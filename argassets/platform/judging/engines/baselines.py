@@ -61,6 +61,8 @@ class RandomJudge:
 
     backend = "random"
     is_baseline = True
+    #: Reads no prompt: the order it gets them in saves nothing (judging/prefix_order.py).
+    prefix_order = False
 
     def __init__(self, seed: int = 0):
         self.seed = int(seed)
@@ -112,6 +114,8 @@ class LongerWinsJudge:
 
     backend = "longer-wins"
     is_baseline = True
+    #: Reads no prompt: the order it gets them in saves nothing (judging/prefix_order.py).
+    prefix_order = False
 
     def answer(self, request: ChatRequest) -> str:
         try:

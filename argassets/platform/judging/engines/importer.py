@@ -180,6 +180,8 @@ class ImportJudge:
 
     backend = "import"
     is_baseline = False
+    #: Computes nothing: the order it gets the prompts in saves nothing (judging/prefix_order.py).
+    prefix_order = False
 
     def __init__(self, path: str | os.PathLike[str], model_name: str | None = None, *, key_sets: Sequence[ImportKeys]):
         self.path = Path(path)

@@ -15,6 +15,8 @@ from argassets.platform.judging.engines.llama_cpp_batch import ContextWindowExce
 from argassets.platform.judging.engines.openai_compat import choice_grammar
 from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
 from argassets.platform.judging.label_probabilities import choice_probabilities
+from argassets.platform.judging.prefill_floor import ReuseModel
+from argassets.platform.judging.prefill_meter import PrefillCounts
 
 __all__ = ["LlamaCppJudge", "find_gguf"]
 
@@ -58,6 +60,8 @@ class LlamaCppJudge:
 
     backend = "llama_cpp"
     is_baseline = False
+    #: A prompt reuses the KV cells of the prefix it shares with the previous one (llama_cpp_batch.py).
+    reuse_model = ReuseModel("previous_prompt")
 
     def __init__(
         self,
@@ -73,6 +77,17 @@ class LlamaCppJudge:
         self._llama: Any | None = None
         self._runs: ParallelRuns | None = None
         self._grammars: dict[str, str] = {}
+        #: Prompt tokens decoded and reused by the contexts closed so far (see :attr:`prefill_counts`).
+        self._prefill_closed = PrefillCounts()
+
+    @property
+    def prefill_counts(self) -> PrefillCounts:
+        """Prompt tokens decoded (computed) and kept from the previous prompt (reused), over this judge's life."""
+        runs = self._runs
+        live = (
+            PrefillCounts() if runs is None else PrefillCounts(runs.prompt_tokens_evaluated, runs.prompt_tokens_reused)
+        )
+        return self._prefill_closed + live + PrefillCounts(source="llama.cpp batch judge: prompt tokens decoded")
 
     def llama(self) -> Any:
         if self._llama is None:
@@ -92,6 +107,7 @@ class LlamaCppJudge:
         """The decoding context, (re)made when a request asks for more runs than it holds."""
         if self._runs is None or self._runs.n_seq < n_runs:
             if self._runs is not None:
+                self._prefill_closed = self.prefill_counts
                 self._runs.close()
             self._runs = ParallelRuns(self.llama(), n_seq=n_runs, n_ctx=self.n_ctx, n_threads=self.n_threads)
         return self._runs
@@ -99,6 +115,7 @@ class LlamaCppJudge:
     def close(self) -> None:
         """Free the context and the model (loaded again on the next batch)."""
         if self._runs is not None:
+            self._prefill_closed = self.prefill_counts
             self._runs.close()
             self._runs = None
         if self._llama is not None:

@@ -56,6 +56,9 @@ class ParallelRuns:
         self._memory = ll.llama_get_memory(self._ctx)
         self._batch = ll.llama_batch_init(n_ctx, 0, n_seq)
         self._cached: list[int] = []
+        #: Prompt tokens decoded, and taken from the previous prompt's cells instead, over this context's life.
+        self.prompt_tokens_evaluated = 0
+        self.prompt_tokens_reused = 0
         self._label_ids: dict[tuple[str, ...], tuple[int, ...]] = {}
 
     def tokens(self, messages: Sequence[dict[str, str]]) -> list[int]:
@@ -187,6 +190,8 @@ class ParallelRuns:
             common += 1
         common = min(common, len(prompt) - 1)  # decode at least the last token: its logits start every run
         ll.llama_memory_seq_rm(self._memory, -1, common, -1)  # every run's cells past the shared prefix
+        self.prompt_tokens_reused += common
+        self.prompt_tokens_evaluated += len(prompt) - common
         self._cached = []
         for start in range(common, len(prompt), self.n_ctx):
             chunk = prompt[start : start + self.n_ctx]

@@ -12,6 +12,7 @@ from argassets.platform.judging.engines.llama_cpp_backend import find_gguf
 from argassets.platform.judging.engines.tokenizers import GGUFTokenizer
 from argassets.platform.judging.engines.vllm_model import file_sha256
 from argassets.platform.judging.interface import Judge, JudgeSettings, PromptTokenizer
+from argassets.platform.judging.prefill_floor import ReuseModel
 from argassets.platform.registry.model_entry import ModelEntry, judge_engine
 
 
@@ -55,6 +56,10 @@ class LlamaCppEntry(ModelEntry):
 
     def engine_batch_size(self) -> int:
         return 8
+
+    def prefix_reuse(self) -> ReuseModel:
+        """llama.cpp keeps the prefix shared with the previous prompt in its KV cache, nothing older."""
+        return ReuseModel("previous_prompt")
 
     def prompt_tokenizer(self) -> PromptTokenizer | None:
         """The GGUF's own tokenizer through llama.cpp (vocab only), when the file is here."""

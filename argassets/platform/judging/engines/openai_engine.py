@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from argassets.platform.judging.interface import Judge, JudgeSettings
 from argassets.platform.registry.model_entry import ModelEntry, judge_engine
+
+if TYPE_CHECKING:
+    from argassets.platform.judging.batch_files import BatchFormat
 
 DEFAULT_BASE_URL_ENV = "ARGASSETS_OPENAI_BASE_URL"
 DEFAULT_API_KEY_ENV = "ARGASSETS_OPENAI_API_KEY"
@@ -88,6 +91,19 @@ class OpenAIEntry(ModelEntry):
     @property
     def uses_server_sampling_defaults(self) -> bool:
         return self.server_sampling_defaults
+
+    def batch_format(self, structured_output: str) -> BatchFormat:
+        """The live judge's request bodies, byte for byte (:mod:`~argassets.platform.judging.engines.openai_batch`)."""
+        from argassets.platform.judging.engines.openai_batch import OpenAIBatchFormat
+        from argassets.platform.judging.engines.openai_compat import OpenAIJudge
+
+        judge = OpenAIJudge(
+            self.model_id or self.name,
+            "http://batch.invalid/v1",  # never contacted: only the bodies are used
+            structured_output=structured_output,  # type: ignore[arg-type]
+            server_sampling_defaults=self.server_sampling_defaults,
+        )
+        return OpenAIBatchFormat(judge)
 
     def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         if self.price is None:

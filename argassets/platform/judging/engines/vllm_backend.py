@@ -13,9 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from argassets.platform.judging.engines.vllm_metrics import offline_prefill_counts
 from argassets.platform.judging.engines.vllm_model import ensure_converted
 from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
 from argassets.platform.judging.label_probabilities import TokenCandidates, choice_probabilities
+from argassets.platform.judging.prefill_floor import ReuseModel
+from argassets.platform.judging.prefill_meter import PrefillCounts
 
 __all__ = [
     "VLLMJudge",
@@ -227,6 +230,8 @@ class VLLMJudge:
         self._owns_llm = llm is None
         self._vllm = vllm_module
         self.loads = 0
+        #: Prompt tokens the engine computed and took from its prefix cache, by its own metrics.
+        self.prefill_counts: PrefillCounts | None = None
 
     def _module(self) -> Any:
         if self._vllm is None:
@@ -254,9 +259,14 @@ class VLLMJudge:
                 folder = ensure_converted(self.gguf)
                 if str(folder) != self.engine["model"]:
                     raise RuntimeError(f"{self.gguf} was converted to {folder}, not {self.engine['model']}")
-            self._llm = self._module().LLM(**self.engine)
+            # Stats on: the prefix-cache counters (engines/vllm_metrics.py); they change no output.
+            self._llm = self._module().LLM(**{"disable_log_stats": False, **self.engine})
             self.loads += 1
         return self._llm
+
+    def reuse_model(self) -> ReuseModel:
+        """vLLM's prefix cache: whole blocks of the running engine's block size."""
+        return ReuseModel("blocks", int(self.llm().llm_engine.vllm_config.cache_config.block_size))
 
     def complete(
         self, requests: Sequence[ChatRequest], sampling: SamplingParams, runs: Sequence[int]
@@ -282,8 +292,12 @@ class VLLMJudge:
                 sent.append((index, group, kwargs["seed"]))
         requested_at = utc_now()
         started = time.perf_counter()
+        counted = offline_prefill_counts(llm)
         outputs = llm.chat(messages, sampling_params=params, use_tqdm=False)
         elapsed = time.perf_counter() - started
+        now = offline_prefill_counts(llm)
+        if counted is not None and now is not None:
+            self.prefill_counts = (self.prefill_counts or PrefillCounts()) + (now - counted)
         completed_at = utc_now()
         if len(outputs) != len(messages):
             raise RuntimeError(f"vLLM returned {len(outputs)} outputs for {len(messages)} requests")

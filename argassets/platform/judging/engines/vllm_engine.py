@@ -12,7 +12,11 @@ from argassets.platform.judging.engines.llama_cpp_backend import find_gguf
 from argassets.platform.judging.engines.tokenizers import TransformersTokenizer
 from argassets.platform.judging.engines.vllm_model import CONVERTED_DTYPE, converted_model_dir, file_sha256, read_stamp
 from argassets.platform.judging.interface import Judge, JudgeSettings, PromptTokenizer
+from argassets.platform.judging.prefill_floor import ReuseModel
 from argassets.platform.registry.model_entry import ModelEntry, judge_engine
+
+#: vLLM 0.32's default KV-cache block, in tokens: 128 on its CPU build (vllm/platforms/cpu.py), 16 on CUDA.
+VLLM_DEFAULT_BLOCK = {"cpu": 128, "gpu": 16}
 
 
 @judge_engine("vllm")
@@ -47,13 +51,13 @@ class VLLMEntry(ModelEntry):
     @model_validator(mode="after")
     def _device_and_gpus(self) -> VLLMEntry:
         if not self.model_id:
-            raise ValueError("backend 'vllm' needs 'model_id'")
+            raise ValueError(f"backend '{self.backend}' needs 'model_id'")
         if self.device == "gpu" and self.gpus < 1:
-            raise ValueError("backend 'vllm' needs 'gpus' >= 1 (the tensor-parallel size)")
+            raise ValueError(f"backend '{self.backend}' needs 'gpus' >= 1 (the tensor-parallel size)")
         if self.device == "cpu" and self.gpus != 0:
-            raise ValueError("backend 'vllm' with device 'cpu' runs on no GPU: set 'gpus' = 0")
+            raise ValueError(f"backend '{self.backend}' with device 'cpu' runs on no GPU: set 'gpus' = 0")
         if self.dtype == "cpu_native" and self.device != "cpu":
-            raise ValueError("dtype 'cpu_native' only applies to backend 'vllm' with device 'cpu'")
+            raise ValueError(f"dtype 'cpu_native' only applies to backend '{self.backend}' with device 'cpu'")
         return self
 
     def gguf(self) -> Path | None:
@@ -80,11 +84,17 @@ class VLLMEntry(ModelEntry):
         return fields
 
     def build_judge(self, settings: JudgeSettings) -> Judge:
-        from argassets.platform.judging.engines.vllm_backend import VLLMJudge, engine_kwargs
+        from argassets.platform.judging.engines.vllm_backend import VLLMJudge
+
+        return VLLMJudge(self.engine_arguments(), gguf=self.gguf())
+
+    def engine_arguments(self) -> dict[str, Any]:
+        """The keyword arguments of ``vllm.LLM`` for this entry (also given to ``vllm serve``/``run-batch``)."""
+        from argassets.platform.judging.engines.vllm_backend import engine_kwargs
 
         gguf = self.gguf()
         model = str(converted_model_dir(gguf)) if gguf is not None else (self.model_id or self.name)
-        engine = engine_kwargs(
+        return engine_kwargs(
             model,
             tensor_parallel_size=self.gpus,
             gpu_memory_utilization=self.gpu_memory_utilization,
@@ -95,7 +105,6 @@ class VLLMEntry(ModelEntry):
             enforce_eager=self.enforce_eager,
             dtype=engine_dtype(self.dtype),
         )
-        return VLLMJudge(engine, gguf=gguf)
 
     def engine_batch_size(self) -> int:
         return 8192
@@ -103,6 +112,11 @@ class VLLMEntry(ModelEntry):
     @property
     def gpus_needed(self) -> int:
         return self.gpus
+
+    def prefix_reuse(self) -> ReuseModel:
+        """vLLM's prefix cache of blocks, its default block size for the device (a running judge
+        reports the real one: ``VLLMJudge.reuse_model``)."""
+        return ReuseModel("blocks", VLLM_DEFAULT_BLOCK[self.device])
 
     def prompt_tokenizer(self) -> PromptTokenizer | None:
         """The tokenizer of the folder vLLM loads: the dequantised GGUF, or a local ``model_id`` folder."""
