@@ -142,13 +142,19 @@ def cmd_retrieve(args: argparse.Namespace) -> int:
 
 
 def _generation_inputs(args: argparse.Namespace, utterance: str | None) -> tuple[list[RetrievalResult], Any, Any]:
+    from argassets.platform.operations.machine import local_machine
+    from argassets.platform.operations.preflight import refusals
     from argassets.platform.registry.entries import RegistryError, load_registry
     from argassets.platform.storage.judgment_cache import default_cache_location, open_judgment_cache
 
     try:
-        entry = load_registry().get(args.model)
+        models = load_registry()
+        entry = models.get(args.model)
     except (KeyError, RegistryError) as exc:
         raise CommandError(f"--model {args.model!r}: {exc.args[0] if exc.args else exc}") from None
+    refused = refusals(models, [entry.name], local_machine())
+    if refused:
+        raise CommandError(refused[entry.name].line)
     results: list[RetrievalResult] = []
     if not args.no_retrieval:
         if not utterance:

@@ -7,6 +7,8 @@ that sees the project, the Python environment and the instance's PostgreSQL stor
 ``argassets/slurm-time`` tag (the estimate's). The run's tags and log show the job id, its log file
 and every state Slurm reports; terminating the run cancels the job; a job that Slurm ends fails
 its run with Slurm's reason (``check_run_worker_health``, polled by the daemon's run monitoring).
+A run judging an entry that no node of the cluster can run (the pre-flight: more GPUs than its
+largest node has, an engine the environment lacks) is cancelled with that reason, never submitted.
 
 Configured in ``dagster.yaml`` (``deploy/slurm/dagster.yaml``)::
 
@@ -94,12 +96,30 @@ class SlurmRunLauncher(RunLauncher, ConfigurableClass):
         entry = entry_of_run(registry, run.tags)
         return entry, (registry.slurm_for(entry) if entry else registry.slurm)
 
+    def _refused(self, run: DagsterRun, entry: ModelEntry | None) -> bool:
+        """Whether the pre-flight refuses ``run`` (it judges an entry no node of the cluster can
+        run); the run is then cancelled with the reason, and nothing is submitted."""
+        from argassets.platform.operations.machine import slurm_machine
+        from argassets.platform.operations.preflight import refusals
+        from argassets.platform.study import get_study
+
+        roots = {dg.AssetKey(get_study(study).root_asset) for study in entry.studies} if entry else set()
+        if entry is None or (run.asset_selection is not None and not roots & set(run.asset_selection)):
+            return False
+        refusal = refusals(load_registry(), [entry.name], slurm_machine()).get(entry.name)
+        if refusal is None:
+            return False
+        self._instance.report_run_canceled(run, message=f"Not submitted to Slurm: {refusal.line}")
+        return True
+
     def launch_run(self, context: LaunchRunContext) -> None:
         run = context.dagster_run
+        entry, settings = self._settings(run)
+        if self._refused(run, entry):
+            return
         origin = run.job_code_origin
         if origin is None:
             raise dg.DagsterInvariantViolationError(f"run {run.run_id} has no code origin to run on a Slurm node")
-        entry, settings = self._settings(run)
         args = ExecuteRunArgs(job_origin=origin, run_id=run.run_id, instance_ref=self._instance.get_ref())
         folder = self.work_dir
         script = folder / f"run-{run.run_id}.sh"
