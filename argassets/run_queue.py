@@ -22,7 +22,8 @@ from dagster._core.run_coordinator import QueuedRunCoordinator, SubmitRunContext
 
 from argassets.platform.operations.machine import machine_for_instance
 from argassets.platform.operations.preflight import Refusal, refusals
-from argassets.platform.registry.entries import ModelEntry, RegistryError, load_registry
+from argassets.platform.registry.entries import RegistryError, load_registry
+from argassets.platform.registry.model_entry import ModelEntry
 
 PARTITION_TAG = "dagster/partition"
 

@@ -39,7 +39,8 @@ from argassets.platform.judging.engines.baselines import RandomJudge  # noqa: E4
 from argassets.platform.judging.incremental import judge_incrementally  # noqa: E402
 from argassets.platform.judging.interface import ChatRequest, SamplingParams, messages_sha256  # noqa: E402
 from argassets.platform.pairwise.labels import LABELS  # noqa: E402
-from argassets.platform.storage.judgment_cache import JudgmentCache, decode_label_probs, encode_label_probs  # noqa: E402
+from argassets.platform.storage.judgment_cache.codec import decode_label_probs, encode_label_probs
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache  # noqa: E402
 
 SYSTEM = "You compare two arguments on one quality dimension and answer A, B or Tie. " * 20
 

@@ -39,7 +39,7 @@ from argassets.political import knowledge_base as kb_graph
 from argassets.political.assets.ensembles import _membership_frame, ensemble_table, published_counts
 from argassets.political.model_stats import model_stats
 from argassets.political.prompts import render_prompts
-from argassets.political.published import published_tsv_to_predictions, read_published_tsv
+from argassets.political.published import published_predictions_file, published_tsv_to_predictions, read_published_tsv
 from argassets.political.published_index import (
     RELEASED_PROMPTS,
     argument_published_rows,
@@ -75,17 +75,15 @@ def prepare(root: Any) -> dict[str, pd.DataFrame]:
         prompts, build_published_index(prompts, read_released_prompts(root / RELEASED_PROMPTS))
     )
     registry = load_registry(None)
-    entries = [e for e in registry.models if e.backend == "import" and e.format == "published_tsv"]
+    files = {e.name: f for e in registry.models if (f := published_predictions_file(e)) is not None}
     stats = pd.concat(
         [
-            model_stats(
-                published_tsv_to_predictions(read_published_tsv(e.import_file(root)), e.name, 5, argument_rows=rows)
-            )
-            for e in entries
+            model_stats(published_tsv_to_predictions(read_published_tsv(f.resolve(root)), name, 5, argument_rows=rows))
+            for name, f in files.items()
         ],
         ignore_index=True,
     )
-    pooled, members, _ = ensemble_table(stats, registry, published_counts(registry, root, [e.name for e in entries]))
+    pooled, members, _ = ensemble_table(stats, registry, published_counts(registry, root, list(files)))
     return {
         "arguments": arguments,
         "relations": relations,

@@ -39,14 +39,15 @@ def main() -> None:
     from argassets.argument_quality.corpus import find_corpus_files, load_corpus
     from argassets.argument_quality.judgments import AQ_DEFAULT_SAMPLING
     from argassets.argument_quality.prompts import render_prompts
-    from argassets.platform.judging.engines import VLLMJudge, build_judge
+    from argassets.platform.judging.engines import build_judge
+    from argassets.platform.judging.engines.vllm_backend import VLLMJudge
     from argassets.platform.judging.incremental import judge_incrementally
     from argassets.platform.judging.interface import ChatRequest
     from argassets.platform.judging.partition import probe_sampling, runs_from_probabilities
     from argassets.platform.pairwise.labels import LABELS
     from argassets.platform.paths import resolve_data_dir
     from argassets.platform.registry.entries import load_registry
-    from argassets.platform.storage.judgment_cache import JudgmentCache
+    from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 
     data_dir = resolve_data_dir()
     if data_dir is None:

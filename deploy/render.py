@@ -20,7 +20,7 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import yaml
 
@@ -28,7 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from argassets.platform.registry.entries import ModelEntry, ModelRegistry, load_registry  # noqa: E402
+from argassets.platform.judging.engines.vllm_engine import VLLMEntry  # noqa: E402
+from argassets.platform.registry.entries import ModelRegistry, load_registry  # noqa: E402
+from argassets.platform.registry.model_entry import ModelEntry  # noqa: E402
 
 K8S_DIR = ROOT / "deploy" / "k8s"
 FLEET_DIR = ROOT / "deploy" / "vllm-fleet"
@@ -165,7 +167,7 @@ def service_url(model_name: str) -> str:
     return f"http://{k8s_name(model_name)}.{FLEET_NAMESPACE}.svc.cluster.local:{VLLM_PORT}/v1"
 
 
-def vllm_args(entry: ModelEntry) -> list[str]:
+def vllm_args(entry: VLLMEntry) -> list[str]:
     args = [
         "--model",
         str(entry.model_id),
@@ -185,9 +187,9 @@ def vllm_args(entry: ModelEntry) -> list[str]:
     return args
 
 
-def _served(entry: ModelEntry) -> bool:
+def _served(entry: ModelEntry) -> TypeGuard[VLLMEntry]:
     """Whether the fleet serves this entry: every ``vllm`` entry on GPUs."""
-    return entry.backend == "vllm" and entry.device == "gpu"
+    return isinstance(entry, VLLMEntry) and entry.device == "gpu"
 
 
 def fleet_manifests(registry: ModelRegistry) -> list[dict[str, Any]]:
@@ -306,8 +308,8 @@ def fleet_registry(registry: ModelRegistry) -> str:
     for entry in registry.models:
         data = entry.model_dump(mode="json", exclude_defaults=True)
         if _served(entry):
-            for key in ("gpus", "gpu_memory_utilization", "max_model_len"):
-                data.pop(key, None)
+            # Judged through the fleet's server: the shared fields stay, the vLLM engine's go.
+            data = {key: value for key, value in data.items() if key in ModelEntry.model_fields}
             data["backend"] = "openai"
             data["base_url_env"] = url_env(entry.name)
             data["api_key_env"] = FLEET_API_KEY_ENV

@@ -35,7 +35,6 @@ The sensor reads the instance (partitions, materialisations) but never writes to
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 from collections.abc import Mapping
 
@@ -57,13 +56,8 @@ from argassets.platform.registry.diff import (
     merge_pending,
     plan_registry_work,
 )
-from argassets.platform.registry.entries import (
-    BACKENDS,
-    ModelRegistry,
-    RegistryError,
-    is_valid_partition_key,
-    load_registry,
-)
+from argassets.platform.registry.entries import ModelRegistry, RegistryError, load_registry
+from argassets.platform.registry.model_entry import engine_names, engine_type, is_valid_partition_key
 from argassets.platform.registry.partitions import (
     JUDGE_MODELS,
     judge_models_partitions,
@@ -73,11 +67,13 @@ from argassets.platform.registry.partitions import (
 from sensors.settings import IMPLICIT_ASSET_JOB, sensor_status
 
 RUN_BACKENDS_ENV_VAR = "ARGASSETS_RUN_BACKENDS"
-ALL_BACKENDS: frozenset[str] = frozenset(BACKENDS)
-#: Backends run automatically when ``$ARGASSETS_RUN_BACKENDS`` is not set: everything that runs on
-#: a CPU machine. vLLM needs GPUs.
-DEFAULT_RUN_BACKENDS: frozenset[str] = ALL_BACKENDS - {"vllm"}
 UPSTREAM_RUN_TAG = "argassets/purpose"
+
+
+def default_run_backends() -> frozenset[str]:
+    """The engines run automatically when ``$ARGASSETS_RUN_BACKENDS`` is not set: those that say
+    they run on any machine (``vllm`` needs GPUs)."""
+    return frozenset(name for name in engine_names() if engine_type(name).runs_automatically_by_default)
 
 
 def run_backends(environ: Mapping[str, str] | None = None) -> frozenset[str]:
@@ -91,27 +87,25 @@ def run_backends(environ: Mapping[str, str] | None = None) -> frozenset[str]:
     env = os.environ if environ is None else environ
     raw = env.get(RUN_BACKENDS_ENV_VAR)
     if raw is None:
-        return DEFAULT_RUN_BACKENDS
+        return default_run_backends()
     names = {part.strip() for part in raw.split(",") if part.strip()}
     if not names or names == {"none"}:
         return frozenset()
+    every = frozenset(engine_names())
     if names == {"all"}:
-        return ALL_BACKENDS
-    unknown = names - ALL_BACKENDS
+        return every
+    unknown = names - every
     if unknown:
         raise ValueError(
             f"{RUN_BACKENDS_ENV_VAR}: unknown backend(s) {', '.join(sorted(unknown))} "
-            f"(known: {', '.join(sorted(ALL_BACKENDS))}, or 'all' / 'none')"
+            f"(known: {', '.join(sorted(every))}, or 'all' / 'none')"
         )
     return frozenset(names)
 
 
 def runnable_backends(environ: Mapping[str, str] | None = None) -> frozenset[str]:
-    """:func:`run_backends` less ``llama_cpp`` when llama-cpp-python is not installed here."""
-    backends = run_backends(environ)
-    if "llama_cpp" in backends and importlib.util.find_spec("llama_cpp") is None:
-        backends = backends - {"llama_cpp"}
-    return backends
+    """:func:`run_backends` less the engines this machine cannot run (llama.cpp without llama-cpp-python)."""
+    return frozenset(name for name in run_backends(environ) if engine_type(name).available_here())
 
 
 def _short_hash(text: str) -> str:

@@ -63,6 +63,12 @@ def dagster_instance(empty_instance_folder: Path, tmp_path: Path) -> Iterator[dg
 
 
 @pytest.fixture(autouse=True)
+def _isolated_embedding_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own shared embedding cache, never the user's ``~/.cache`` one."""
+    monkeypatch.setenv("ARGASSETS_EMBEDDING_CACHE", str(tmp_path / "embedding-cache.sqlite"))
+
+
+@pytest.fixture(autouse=True)
 def _no_user_registry_override(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests read the shipped registry unless they set ``$ARGASSETS_MODELS`` themselves."""
     if "ARGASSETS_MODELS" in os.environ:

@@ -15,7 +15,7 @@ import pytest
 from argassets.platform.registry.entries import ModelRegistry, load_registry
 from argassets.political.model_stats import model_stats
 from argassets.political.prompts import render_prompts
-from argassets.political.published import published_tsv_to_predictions, read_published_tsv
+from argassets.political.published import published_predictions_file, published_tsv_to_predictions, read_published_tsv
 from argassets.political.published_index import (
     RELEASED_ENSEMBLES,
     RELEASED_PROMPTS,
@@ -64,10 +64,11 @@ def published_models(shared_data_dir: Path, carried_rows: pd.DataFrame) -> Publi
     from argassets.political.assets.ensembles import ensemble_table, published_counts
 
     registry = load_registry(Path(__file__).resolve().parents[1] / "data" / "models.toml")
-    entries = [e for e in registry.models if e.backend == "import" and e.format == "published_tsv"]
+    files = {e.name: f for e in registry.models if (f := published_predictions_file(e)) is not None}
+    entries = [registry.get(name) for name in files]
     frames = []
     for entry in entries:
-        published = read_published_tsv(entry.import_file(shared_data_dir))
+        published = read_published_tsv(files[entry.name].resolve(shared_data_dir))
         frames.append(model_stats(published_tsv_to_predictions(published, entry.name, 5, argument_rows=carried_rows)))
     stats = pd.concat(frames, ignore_index=True)
     counts = published_counts(registry, shared_data_dir, [e.name for e in entries])

@@ -32,7 +32,7 @@ def aq_agreement_frame() -> pd.DataFrame:
                         "percent_agreement": 50 + 10 * kappa,
                         "scope": "full",
                         "is_baseline": kind == "baseline",
-                        "is_best": model == "judge-b" and strategy == "few",
+                        "best_set": model == "judge-b" and strategy == "few",
                         "published_as": "llama-70B-big" if model == "judge-b" else None,
                         "reproduced": ("true" if strategy == "few" else "false") if model == "judge-b" else None,
                         "metrics_reproduced": 7 if model == "judge-b" else pd.NA,
@@ -41,7 +41,7 @@ def aq_agreement_frame() -> pd.DataFrame:
                     }
                 )
     published = {"model": "published:llama-70B-big", "strategy": "few", "dimension": "mean", "kind": "published"}
-    rows.append({**published, "cohen_kappa": 0.493, "pearson": 0.6, "is_best": False, "is_baseline": False})
+    rows.append({**published, "cohen_kappa": 0.493, "pearson": 0.6, "best_set": False, "is_baseline": False})
     return pd.DataFrame(rows)
 
 

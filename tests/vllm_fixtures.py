@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 
-from argassets.platform.judging.engines import VLLMJudge, build_judge
-from argassets.platform.registry.entries import ModelEntry, load_registry
+from argassets.platform.judging.engines import build_judge
+from argassets.platform.judging.engines.vllm_backend import VLLMJudge
+from argassets.platform.registry.entries import load_registry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.judges import JudgeResource
 
 #: The registry entry whose engine the tests share.

@@ -18,14 +18,35 @@ with ``dimension = "mean"`` holding the mean of each metric over the dimensions 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from argassets.argument_quality.agreement_intervals import (
+    AGREEMENT_METRICS,
+    CROSS_MODEL_METRICS,
+    EXPECTED_LABEL_METRICS,
+    EXPECTED_RUN_METRICS,
+    INTERVAL_COLUMNS,
+    VARIABILITY_METRICS,
+    agreement_values,
+    best_set_column,
+    bound_columns,
+    nothing_compared,
+    planned_comparisons,
+    report_uncertainty,
+    typed_comparisons,
+    variability_values,
+    with_intervals,
+    without_intervals,
+)
+from argassets.argument_quality.best import HEADLINE_METRIC, best_candidates, best_configuration
 from argassets.argument_quality.bradley_terry import ITEM_COLUMNS
 from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, MEAN_DIMENSION, published_scores
 from argassets.argument_quality.configurations import ModelInfo, _add_flags
 from argassets.argument_quality.scope import DIMENSIONS
+from argassets.argument_quality.topic_tables import Topics, agreement_tables, run_tables
 from argassets.platform.pairwise.agreement import (
     LABEL_METRICS,
     SCORE_METRICS,
@@ -40,12 +61,9 @@ from argassets.platform.pairwise.expected import (
 )
 from argassets.platform.pairwise.labels import LABELS, MISSING, encode_labels, factorize_columns
 from argassets.platform.pairwise.votes import run_agreement_pattern
+from argassets.platform.stats.intervals import DEFAULT_SETTINGS, BootstrapSettings
 
 FLAG_COLUMNS = ["scope", "is_baseline", "in_registry"]
-#: Label agreement expected from the label probabilities (NaN without them), beside the sampled one.
-EXPECTED_LABEL_METRICS = ["expected_cohen_kappa", "expected_percent_agreement"]
-#: Run agreement expected from the label probabilities, beside the sampled shares.
-EXPECTED_RUN_METRICS = ["expected_share_all_equal", "expected_share_two_equal", "expected_share_all_unequal"]
 
 AGREEMENT_COLUMNS = [
     *CONFIG_COLUMNS,
@@ -57,7 +75,9 @@ AGREEMENT_COLUMNS = [
     "n_items",
     "n_no_verdict",
     "correlation_mean",
-    "is_best",
+    "best_set",
+    *bound_columns(AGREEMENT_METRICS),
+    *INTERVAL_COLUMNS,
     *FLAG_COLUMNS,
 ]
 
@@ -152,6 +172,14 @@ def _configurations(majority: pd.DataFrame) -> pd.DataFrame:
     return factorize_columns(majority, CONFIG_COLUMNS)[1]
 
 
+@dataclass(frozen=True)
+class AgreementAnalysis:
+    """The agreement report and its paired comparisons (``aq_comparisons``)."""
+
+    report: pd.DataFrame
+    comparisons: pd.DataFrame
+
+
 def agreement_report(
     scores: pd.DataFrame,
     majority: pd.DataFrame,
@@ -160,8 +188,30 @@ def agreement_report(
     info: dict[str, ModelInfo] | None = None,
     *,
     reference: pd.DataFrame | None = None,
+    settings: BootstrapSettings | None = DEFAULT_SETTINGS,
+    adjustment: str = "holm",
 ) -> pd.DataFrame:
     """LLM configurations against the experts: one row per configuration, plus the mean rows.
+
+    The report of :func:`agreement_analysis` (which see for the parameters and columns).
+    """
+    return agreement_analysis(
+        scores, majority, experts, arguments, info, reference=reference, settings=settings, adjustment=adjustment
+    ).report
+
+
+def agreement_analysis(
+    scores: pd.DataFrame,
+    majority: pd.DataFrame,
+    experts: pd.DataFrame,
+    arguments: pd.DataFrame,
+    info: dict[str, ModelInfo] | None = None,
+    *,
+    reference: pd.DataFrame | None = None,
+    settings: BootstrapSettings | None = DEFAULT_SETTINGS,
+    adjustment: str = "holm",
+) -> AgreementAnalysis:
+    """LLM configurations against the experts, with intervals, paired comparisons and the best set.
 
     Parameters
     ----------
@@ -178,18 +228,24 @@ def agreement_report(
     reference
         Scores to compare with instead of the published ones: ``dimension``, argument keys and
         ``published_z`` (e.g. the expert BT scores of ``aq_expert_bt_scores``).
+    settings, adjustment
+        The clustered bootstrap over topics and the p-value adjustment (``holm`` or ``bh``);
+        ``settings=None`` leaves the intervals and comparisons out (the best set is then the best alone).
 
     Returns
     -------
-    pandas.DataFrame
-        :data:`AGREEMENT_COLUMNS`: Pearson, Spearman, Kendall, MAE, RMSE of ``bt_z`` against the
-        expert z-scores on the configuration's arguments (``n_items``); Cohen's kappa,
+    AgreementAnalysis
+        ``report`` (:data:`AGREEMENT_COLUMNS`): Pearson, Spearman, Kendall, MAE, RMSE of ``bt_z``
+        against the expert z-scores on the configuration's arguments (``n_items``); Cohen's kappa,
         Krippendorff's alpha and percent agreement of the majority labels against the expert
         labels (``n_comparisons`` with a verdict; ``n_no_verdict`` without); their expected
         values from the label probabilities, ``expected_cohen_kappa`` (kappa of the expected
         confusion matrix) and ``expected_percent_agreement`` over ``n_expected`` comparisons (NaN
         and 0 without probabilities; docs/judgments.md, "Expected figures"); ``correlation_mean``
-        (mean of r, rho, tau) and ``is_best`` (see :func:`best_configuration`).
+        (mean of r, rho, tau); ``<metric>_low/_high`` and the interval columns (clustered over
+        topics, docs/uncertainty.md); ``best_set`` (:func:`best_configuration` and every
+        configuration not significantly worse on :data:`HEADLINE_METRIC`). ``comparisons``
+        (:data:`COMPARISON_COLUMNS`): each configuration against the best and against each baseline.
     """
     configs = _configurations(majority)
     ref_scores = published_scores(arguments) if reference is None else reference
@@ -203,7 +259,54 @@ def agreement_report(
         ],
         axis=1,
     )
-    return _finish_report(report, info or {})
+    report = _finish_report(report, info or {})
+    if settings is None:
+        best = best_configuration(report)
+        report = without_intervals(report, AGREEMENT_METRICS)
+        report["best_set"] = (report["model"] == best[0]) & (report["strategy"] == best[1]) if best else False
+        nothing = nothing_compared(report, DEFAULT_SETTINGS.level, DEFAULT_SETTINGS.seed)
+        return AgreementAnalysis(report[AGREEMENT_COLUMNS].reset_index(drop=True), nothing)
+    return _with_uncertainty(report, scores, majority, experts, ref_scores, settings, adjustment)
+
+
+def _with_uncertainty(
+    report: pd.DataFrame,
+    scores: pd.DataFrame,
+    majority: pd.DataFrame,
+    experts: pd.DataFrame,
+    ref_scores: pd.DataFrame,
+    settings: BootstrapSettings,
+    adjustment: str,
+) -> AgreementAnalysis:
+    """The report with its intervals and best set, and its comparisons, from one bootstrap over topics."""
+    topics = Topics.of(majority, scores)
+    tables = agreement_tables(
+        scores,
+        majority,
+        ref_scores.rename(columns={"published_z": "reference_z"}),
+        experts[["comparison_id", "dimension", "label", "topic_id"]].rename(columns={"label": "reference_label"}),
+        topics,
+    )
+    best = best_configuration(report)
+    # Compared with the best, or (only baselines judged) the best baseline, as the cross-model report is.
+    reference = best or best_configuration(report, baselines=True)
+    uncertainty = report_uncertainty(
+        tables,
+        AGREEMENT_METRICS,
+        agreement_values,
+        settings,
+        len(topics),
+        what="aq_agreement_report",
+        comparisons=planned_comparisons(report, reference),
+        adjustment=adjustment,
+    )
+    report = with_intervals(report, uncertainty.intervals)
+    report["best_set"] = best_set_column(
+        report, uncertainty.comparisons, best, best_candidates(report), HEADLINE_METRIC, settings.level
+    )
+    compared = uncertainty.comparisons
+    compared = typed_comparisons(compared) if len(compared) else nothing_compared(report, settings.level, settings.seed)
+    return AgreementAnalysis(report[AGREEMENT_COLUMNS].reset_index(drop=True), compared)
 
 
 def _finish_report(report: pd.DataFrame, info: dict[str, ModelInfo]) -> pd.DataFrame:
@@ -211,47 +314,9 @@ def _finish_report(report: pd.DataFrame, info: dict[str, ModelInfo]) -> pd.DataF
     report = _with_mean_rows(report, [*SCORE_METRICS, *LABEL_METRICS, *EXPECTED_LABEL_METRICS], counts)
     report["correlation_mean"] = report[["pearson", "spearman", "kendall"]].mean(axis=1, skipna=False)
     report = _add_flags(report, info) if len(report) else report.assign(scope=None, is_baseline=None, in_registry=None)
-    best = best_configuration(report)
-    report["is_best"] = (report["model"] == best[0]) & (report["strategy"] == best[1]) if best else False
     for column in counts:
         report[column] = report[column].astype(np.int64)
-    return report[AGREEMENT_COLUMNS].reset_index(drop=True)
-
-
-#: The metric that ranks configurations ("best", the results page's headline): Cohen's kappa of
-#: the configuration's majority labels against the expert labels, on its ``mean`` row.
-HEADLINE_METRIC = "cohen_kappa"
-
-
-def best_configuration(
-    report: pd.DataFrame, metric: str = HEADLINE_METRIC, *, baselines: bool = False
-) -> tuple[str, str] | None:
-    """The (model, strategy) with the highest ``metric`` on its ``mean`` row, or ``None``.
-
-    Candidates are the non-baseline configurations (a word-counting or random baseline is never
-    "best"; ``baselines=True`` lets them in, for a reference when nothing else was judged) with a
-    defined ``metric``, preferring those with full scope covering all three dimensions. Ties are
-    broken by model and strategy name. Published rows (``kind = "published"``) are never candidates.
-    """
-    if "kind" in report.columns:
-        report = report[report["kind"] != "published"]
-    means = report[report["dimension"] == MEAN_DIMENSION].copy()
-    if not baselines and "is_baseline" in means.columns:
-        means = means[~means["is_baseline"].fillna(False).astype(bool)]
-    means = means[means[metric].notna()] if metric in means.columns else means.iloc[0:0]
-    if means.empty:
-        return None
-    dims = report[report["dimension"] != MEAN_DIMENSION].groupby(["model", "strategy"])["dimension"].nunique()
-    complete = pd.Series(
-        [dims.get((m, s), 0) == len(DIMENSIONS) for m, s in zip(means["model"], means["strategy"], strict=True)],
-        index=means.index,
-    )
-    if "scope" in means.columns:
-        complete &= means["scope"] == "full"
-    pool = means[complete] if complete.any() else means
-    pool = pool.sort_values([metric, "model", "strategy"], ascending=[False, True, True])
-    top = pool.iloc[0]
-    return str(top["model"]), str(top["strategy"])
+    return report.reset_index(drop=True)
 
 
 def cross_model_report(
@@ -259,10 +324,13 @@ def cross_model_report(
     majority: pd.DataFrame,
     best: tuple[str, str] | None,
     info: dict[str, ModelInfo] | None = None,
+    *,
+    settings: BootstrapSettings | None = DEFAULT_SETTINGS,
 ) -> pd.DataFrame:
     """Every configuration against the best one (same dimension): the agreement metrics.
 
-    Scores are compared on the arguments both scored, labels on the comparisons both labelled.
+    Scores are compared on the arguments both scored, labels on the comparisons both labelled;
+    ``<metric>_low/_high`` and the interval columns as in :func:`agreement_analysis`.
     """
     columns = [
         *CONFIG_COLUMNS,
@@ -272,6 +340,8 @@ def cross_model_report(
         *LABEL_METRICS,
         "n_comparisons",
         "n_items",
+        *bound_columns(CROSS_MODEL_METRICS),
+        *INTERVAL_COLUMNS,
         *FLAG_COLUMNS,
     ]
     if best is None or majority.empty:
@@ -303,7 +373,30 @@ def cross_model_report(
     report = _add_flags(report, info or {})
     for column in ("n_comparisons", "n_items"):
         report[column] = report[column].astype(np.int64)
-    return report[columns]
+    if settings is None:
+        return without_intervals(report, CROSS_MODEL_METRICS)[columns]
+    return with_intervals(report, _cross_model_intervals(scores, majority, ref_scores, ref_labels, settings))[columns]
+
+
+def _cross_model_intervals(
+    scores: pd.DataFrame,
+    majority: pd.DataFrame,
+    best_scores: pd.DataFrame,
+    best_labels: pd.DataFrame,
+    settings: BootstrapSettings,
+) -> pd.DataFrame:
+    """The cross-model report's intervals: each configuration against the best one's scores and labels."""
+    topics = Topics.of(majority, scores)
+    tables = agreement_tables(
+        scores,
+        majority,
+        best_scores.rename(columns={"best_z": "reference_z"}),
+        best_labels.rename(columns={"best_label": "reference_label"}),
+        topics,
+    )
+    return report_uncertainty(
+        tables, CROSS_MODEL_METRICS, agreement_values, settings, len(topics), what="aq_cross_model_report"
+    ).intervals
 
 
 def _expected_run_shares(majority: pd.DataFrame, group: np.ndarray, k: int) -> pd.DataFrame:
@@ -322,7 +415,30 @@ def _expected_run_shares(majority: pd.DataFrame, group: np.ndarray, k: int) -> p
     return out
 
 
-def variability_report(majority: pd.DataFrame, info: dict[str, ModelInfo] | None = None) -> pd.DataFrame:
+#: Columns of :func:`variability_report`.
+VARIABILITY_COLUMNS = [
+    *CONFIG_COLUMNS,
+    "n_runs",
+    "share_all_equal",
+    "share_two_equal",
+    "share_all_unequal",
+    "krippendorff_alpha",
+    *EXPECTED_RUN_METRICS,
+    "n_comparisons",
+    "n_incomplete",
+    "n_expected",
+    *bound_columns(VARIABILITY_METRICS),
+    *INTERVAL_COLUMNS,
+    *FLAG_COLUMNS,
+]
+
+
+def variability_report(
+    majority: pd.DataFrame,
+    info: dict[str, ModelInfo] | None = None,
+    *,
+    settings: BootstrapSettings | None = DEFAULT_SETTINGS,
+) -> pd.DataFrame:
     """Per configuration: how often the runs agree, and Krippendorff's alpha across the runs.
 
     ``share_all_equal``, ``share_two_equal``, ``share_all_unequal`` are shares of the comparisons
@@ -331,24 +447,12 @@ def variability_report(majority: pd.DataFrame, info: dict[str, ModelInfo] | None
     treats the runs as raters (nominal; incomplete comparisons count with their valid runs).
     ``expected_share_*`` are the same shares in expectation over the runs' label probabilities,
     over the ``n_expected`` comparisons that have them (NaN and 0 without; docs/judgments.md,
-    "Expected figures").
+    "Expected figures"). ``<metric>_low/_high`` and the interval columns: clustered over topics.
     """
     run_columns = sorted(
         [c for c in majority.columns if c.startswith("label_run")], key=lambda c: int(c[len("label_run") :])
     )
-    columns = [
-        *CONFIG_COLUMNS,
-        "n_runs",
-        "share_all_equal",
-        "share_two_equal",
-        "share_all_unequal",
-        "krippendorff_alpha",
-        *EXPECTED_RUN_METRICS,
-        "n_comparisons",
-        "n_incomplete",
-        "n_expected",
-        *FLAG_COLUMNS,
-    ]
+    columns = VARIABILITY_COLUMNS
     if majority.empty:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
     configs = _configurations(majority)
@@ -382,4 +486,11 @@ def variability_report(majority: pd.DataFrame, info: dict[str, ModelInfo] | None
     report["n_runs"] = len(run_columns)
     report = _add_flags(report, info or {})
     report["n_expected"] = report["n_expected"].astype(np.int64)
-    return report[columns]
+    if settings is None:
+        return without_intervals(report, VARIABILITY_METRICS)[columns]
+    topics = Topics.of(majority)
+    tables = run_tables(majority, topics)
+    uncertainty = report_uncertainty(
+        tables, VARIABILITY_METRICS, variability_values, settings, len(topics), what="aq_variability_report"
+    )
+    return with_intervals(report, uncertainty.intervals)[columns]

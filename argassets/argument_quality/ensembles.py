@@ -11,6 +11,8 @@ from argassets.argument_quality.bradley_terry import DEFAULT_SETTINGS, ITEM_COLU
 from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, llm_bt_scores
 from argassets.argument_quality.configurations import ModelInfo
 from argassets.platform.pairwise.ensembles import ensemble_votes
+from argassets.platform.stats.intervals import DEFAULT_SETTINGS as DEFAULT_INTERVALS
+from argassets.platform.stats.intervals import BootstrapSettings
 
 
 def ensemble_members(
@@ -33,12 +35,16 @@ def ensemble_report(
     name: str,
     settings: BTSettings = DEFAULT_SETTINGS,
     info: dict[str, ModelInfo] | None = None,
+    *,
+    intervals: BootstrapSettings | None = DEFAULT_INTERVALS,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """A multi-model ensemble, reported like any configuration.
 
     Per (strategy, dimension, comparison), the ensemble's label is the plurality of its members'
     majority labels (:func:`argassets.platform.pairwise.ensembles.ensemble_votes`); its BT scores are fitted on the
-    members' majority labels pooled (each member's verdict is one comparison).
+    members' majority labels pooled (each member's verdict is one comparison). Its figures get
+    intervals clustered over topics, as every configuration's (``intervals``); it is never in
+    the best set (the best set ranks single configurations).
 
     Returns
     -------
@@ -66,7 +72,7 @@ def ensemble_report(
         in_registry=bool(member_info) and all(i.in_registry for i in member_info),
         position_bias=False,
     )
-    report = agreement_report(scores, ens_majority, experts, arguments, flags)
-    report["is_best"] = False
+    report = agreement_report(scores, ens_majority, experts, arguments, flags, settings=intervals)
+    report["best_set"] = False
     report["members"] = ",".join(str(m) for m in member_names)
     return report, ens_majority, scores

@@ -24,8 +24,45 @@ def _one(frame: pd.DataFrame, what: str) -> pd.Series:
     return frame.iloc[0]
 
 
-def findings_markdown(agreement: pd.DataFrame, length_bias: pd.DataFrame, baseline: str = "longer-wins") -> str:
-    """The fragment: the experts' length preference, the length baseline against the paper, what is left.
+def _ci(row: pd.Series, metric: str, fmt: str = ".3f") -> str:
+    """``value [low, high]`` when the row has the metric's interval, else the value alone."""
+    low, high = row.get(f"{metric}_low"), row.get(f"{metric}_high")
+    if low is None or high is None or pd.isna(low) or pd.isna(high):
+        return f"{row[metric]:{fmt}}"
+    return f"{row[metric]:{fmt}} [{low:{fmt}}, {high:{fmt}}]"
+
+
+def _beyond_noise(comparisons: pd.DataFrame, baseline: str, strategy: str) -> str | None:
+    """The paired verdict of the length baseline against ``random`` (same strategy, mean over dimensions)."""
+    rows = comparisons[
+        (comparisons["model"] == baseline)
+        & (comparisons["strategy"] == strategy)
+        & (comparisons["reference_model"] == "random")
+        & (comparisons["dimension"] == "mean")
+    ].set_index("metric")
+    if not {"cohen_kappa", "pearson"} <= set(rows.index):
+        return None
+    kappa, pearson = rows.loc["cohen_kappa"], rows.loc["pearson"]
+    p = max(kappa["p_adjusted"], pearson["p_adjusted"])
+    return (
+        f"- **Beyond noise, paired over the same topics.** `{baseline}` against `random` ({strategy}, mean over "
+        f"dimensions): κ {kappa['difference']:+.3f} [{kappa['difference_low']:+.3f}, {kappa['difference_high']:+.3f}], "
+        f"Pearson {pearson['difference']:+.3f} [{pearson['difference_low']:+.3f}, {pearson['difference_high']:+.3f}] "
+        f"({kappa['verdict']}; {kappa['adjustment'].capitalize()}-adjusted p ≤ {p:.4f}). Intervals here are 95%, "
+        "clustered over the 20 topics (docs/uncertainty.md); the paper's figures are aggregates without per-item "
+        "labels, so they have none, and no comparison with them is a test. With only baselines judged, no "
+        "configuration is in the best set."
+    )
+
+
+def findings_markdown(
+    agreement: pd.DataFrame,
+    length_bias: pd.DataFrame,
+    baseline: str = "longer-wins",
+    comparisons: pd.DataFrame | None = None,
+) -> str:
+    """The fragment: the experts' length preference, the length baseline against the paper, what is left,
+    and (with ``aq_comparisons``) whether the baseline beats chance beyond noise.
 
     Parameters
     ----------
@@ -77,8 +114,8 @@ def findings_markdown(agreement: pd.DataFrame, length_bias: pd.DataFrame, baseli
         f"a length-controlled BT fit of their labels gives β = {experts_all['lc_beta']:.2f} per unit of log "
         f"length ratio (odds ×{ratio_odds:.2f} for an argument twice as long).",
         f"- **Counting words beats every published LLM.** The `{baseline}` baseline's BT scores against the "
-        f"expert z-scores (mean over dimensions): Pearson {base_row['pearson']:.3f}, Spearman "
-        f"{base_row['spearman']:.3f}, Kendall {base_row['kendall']:.3f}; the paper's best configuration, "
+        f"expert z-scores (mean over dimensions): Pearson {_ci(base_row, 'pearson')}, Spearman "
+        f"{_ci(base_row, 'spearman')}, Kendall {_ci(base_row, 'kendall')}; the paper's best configuration, "
         f"`{best['model']}` / {best['strategy']}: {best['pearson']:.3f}, {best['spearman']:.3f}, "
         f"{best['kendall']:.3f}. Its Pearson is higher than that of "
         + (f"all {beaten}" if beaten == len(per_dim) else f"{beaten} of the {len(per_dim)}")
@@ -87,12 +124,15 @@ def findings_markdown(agreement: pd.DataFrame, length_bias: pd.DataFrame, baseli
         f"correlation with the experts drops to {base_lb['partial_pearson']:.3f}; its label agreement "
         f"(Cohen's κ) is {base_lb['kappa_q1']:.2f} among the quarter of comparisons with the most similar "
         f"lengths and {base_lb['kappa_q4']:.2f} among the quarter with the most different ones "
-        f"(κ over all: {base_row['cohen_kappa']:.2f}). A judge that agrees with the experts may just be "
+        f"(κ over all: {_ci(base_row, 'cohen_kappa', '.2f')}). A judge that agrees with the experts may just be "
         "counting words: `aq_length_bias` reports these figures for every configuration.",
     ]
     if len(random_rows):
         rnd = random_rows.sort_values("strategy").iloc[0]
-        lines.append(f"- For scale, the `random` baseline: Pearson {rnd['pearson']:.3f}, κ {rnd['cohen_kappa']:.3f}.")
+        lines.append(f"- For scale, the `random` baseline: Pearson {_ci(rnd, 'pearson')}, κ {_ci(rnd, 'cohen_kappa')}.")
+    verdict = _beyond_noise(comparisons, baseline, str(base_row["strategy"])) if comparisons is not None else None
+    if verdict:
+        lines.append(verdict)
     return "\n".join(lines)
 
 

@@ -13,7 +13,7 @@ from argassets.platform.judging.choice_parsing import parse_choice
 from argassets.platform.judging.interface import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
 from argassets.platform.judging.label_probabilities import label_distribution
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 
 __all__ = [
     "AQ_JUDGMENT_COLUMNS",

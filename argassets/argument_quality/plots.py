@@ -61,7 +61,7 @@ def plot_agreement_heatmap(report: pd.DataFrame) -> bytes:
     values[:, -1] = values[:, -1] / 100.0
     labels = [
         f"{m} / {s}" + (" *" if b else "") + (" (baseline)" if bl else "")
-        for m, s, b, bl in zip(means["model"], means["strategy"], means["is_best"], means["is_baseline"], strict=True)
+        for m, s, b, bl in zip(means["model"], means["strategy"], means["best_set"], means["is_baseline"], strict=True)
     ]
     fig, ax = plt.subplots(figsize=(1.2 * len(metrics) + 4, 0.32 * len(labels) + 1.8))
     image = ax.imshow(values, cmap="RdYlGn", vmin=-1, vmax=1, aspect="auto")
@@ -77,7 +77,51 @@ def plot_agreement_heatmap(report: pd.DataFrame) -> bytes:
             if np.isfinite(values[i, j]):
                 ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=7)
     fig.colorbar(image, ax=ax, shrink=0.8)
-    ax.set_title("Agreement with experts (mean over dimensions; * = best)")
+    ax.set_title("Agreement with experts (mean over dimensions; * = best set)")
+    fig.tight_layout()
+    return figure_png(fig)
+
+
+def plot_headline_intervals(report: pd.DataFrame, metrics: tuple[str, ...] = ("cohen_kappa", "pearson")) -> bytes:
+    """PNG: each configuration's mean-row figure with its 95% clustered interval, one panel per metric.
+
+    Measured rows and baselines with their error bars (best set in green); the paper's rows as grey
+    points without bars (aggregates: no interval).
+    """
+    plt = pyplot()
+    means = report[report["dimension"] == MEAN_DIMENSION].sort_values(metrics[0])
+    labels = [f"{m} / {s}" for m, s in zip(means["model"], means["strategy"], strict=True)]
+    fig, axes = plt.subplots(
+        1, len(metrics), figsize=(4.2 * len(metrics) + 2.5, 0.28 * len(labels) + 1.8), squeeze=False, sharey=True
+    )
+    positions = np.arange(len(labels))
+    kinds = means["kind"].astype(str).to_numpy() if "kind" in means.columns else np.array(["measured"] * len(means))
+    in_set = (
+        means["best_set"].fillna(False).astype(bool).to_numpy()
+        if "best_set" in means.columns
+        else np.zeros(len(means), dtype=bool)
+    )
+    for axis, metric in zip(axes[0], metrics, strict=True):
+        value = means[metric].to_numpy(dtype=float)
+        low = means.get(f"{metric}_low", pd.Series(np.nan, index=means.index)).to_numpy(dtype=float)
+        high = means.get(f"{metric}_high", pd.Series(np.nan, index=means.index)).to_numpy(dtype=float)
+        bars = np.isfinite(low) & np.isfinite(high)
+        colour = np.where(in_set, "tab:green", np.where(kinds == "baseline", "tab:gray", "tab:blue"))
+        for k in np.flatnonzero(bars):
+            axis.errorbar(
+                value[k],
+                positions[k],
+                xerr=[[value[k] - low[k]], [high[k] - value[k]]],
+                fmt="o",
+                color=colour[k],
+                ms=4,
+                capsize=2,
+            )
+        axis.scatter(value[~bars], positions[~bars], s=10, color="lightgrey", label="published (no interval)")
+        axis.set_title(f"{metric} (mean over dimensions)")
+        axis.grid(axis="x", alpha=0.3)
+    axes[0, 0].set_yticks(positions, labels, fontsize=7)
+    fig.suptitle("Against the experts, with 95% intervals clustered over topics (green: best set)")
     fig.tight_layout()
     return figure_png(fig)
 

@@ -13,9 +13,10 @@ reads one strictly; :func:`published_report_rows` turns it into rows of the plat
 (``model = "published:<paper name>"``, ``kind = "published"``, the mean over the dimensions as the
 paper's Table 1 reports it, metrics the paper does not give as NaN).
 
-Reading lives here; the bootstrap of the platform's metrics is in
-:mod:`~argassets.argument_quality.published_resampling`, the comparison with the paper (whether a
-re-run reproduces it) in :mod:`~argassets.argument_quality.published_reproduction`.
+Reading lives here; the intervals of the platform's metrics are the report's own (clustered over
+topics, :mod:`~argassets.argument_quality.agreement_intervals`), the comparison with the paper
+(whether a re-run reproduces it) is in :mod:`~argassets.argument_quality.published_reproduction`.
+The paper's rows carry aggregates only, so they have no interval: their ``interval_method`` says so.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "MEAN_DIMENSION",
     "PUBLISHED_BEST",
     "PUBLISHED_FILES",
+    "PUBLISHED_INTERVAL",
     "PUBLISHED_METRICS",
     "PUBLISHED_PREFIX",
     "REPRODUCED_VALUES",
@@ -49,6 +51,8 @@ __all__ = [
     "read_published_tables",
 ]
 
+#: ``interval_method`` of a published row: the paper gives aggregates, no per-item labels.
+PUBLISHED_INTERVAL = "none: published aggregate (no per-item labels)"
 #: ``kind`` of a report row: the platform's own figures, the paper's, or a baseline's.
 KIND_MEASURED = "measured"
 KIND_PUBLISHED = "published"
@@ -235,8 +239,10 @@ def published_report_rows(
     for column in columns:
         if column in long.columns:
             out[column] = long[column].to_numpy()
-        elif column in ("is_best", "is_baseline"):
+        elif column in ("best_set", "is_baseline"):
             out[column] = False
+        elif column == "interval_method":
+            out[column] = PUBLISHED_INTERVAL
         elif column == "in_registry":
             out[column] = long["published_as"].isin(list(mapped)).to_numpy()
         elif column == "scope":
@@ -247,7 +253,7 @@ def published_report_rows(
             out[column] = best[1] if best else None
         elif column.startswith("n_"):
             out[column] = pd.array([pd.NA] * len(long), dtype="Int64")
-        elif column in ("reproduced", "published_as_of"):
+        elif column in ("reproduced", "published_as_of", "interval_unit"):
             out[column] = None
         else:
             out[column] = np.nan

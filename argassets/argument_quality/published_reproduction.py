@@ -2,9 +2,9 @@
 
 A registry model maps to a paper model with ``published_as``. For such a model,
 :func:`reproduction_table` says, metric by metric, how far the platform's figure is from the
-published one and whether the published value lies inside the bootstrap interval
-(:func:`argassets.argument_quality.published_resampling.metric_intervals`); :func:`with_published`
-adds the verdicts and the paper's rows to a report.
+published one and whether the published value lies inside the report's own clustered interval
+(``<metric>_low/_high``, read by :func:`report_intervals`); :func:`with_published` adds the
+verdicts and the paper's rows to a report.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from argassets.argument_quality.published import (
 )
 from argassets.argument_quality.scope import DIMENSIONS
 
-__all__ = ["reproduction_markdown", "reproduction_summary", "reproduction_table", "with_published"]
+__all__ = ["report_intervals", "reproduction_markdown", "reproduction_summary", "reproduction_table", "with_published"]
 
 #: The columns of :func:`reproduction_table`.
 _REPRODUCTION_COLUMNS = [
@@ -60,7 +60,7 @@ def reproduction_table(
     published_as
         Registry model -> paper name.
     intervals
-        :func:`~argassets.argument_quality.published_resampling.metric_intervals` (``None``: every ``reproduced`` is ``unknown``).
+        :func:`report_intervals` (``None``: every ``reproduced`` is ``unknown``).
 
     Returns
     -------
@@ -91,6 +91,21 @@ def reproduction_table(
     long = long.assign(_d=long["dimension"].map(rank), _m=long["metric"].map(order))
     long = long.sort_values(["model", "strategy", "_d", "_m"], kind="stable").drop(columns=["_d", "_m"])
     return long[_REPRODUCTION_COLUMNS].reset_index(drop=True)
+
+
+def report_intervals(report: pd.DataFrame) -> pd.DataFrame:
+    """The report's intervals of the published metrics, long: ``model, strategy, dimension, metric, ci_low, ci_high``."""
+    keys = ["model", "strategy", "dimension"]
+    metrics = [m for m in PUBLISHED_METRICS.values() if f"{m}_low" in report.columns]
+    frames = [
+        report[keys].assign(
+            metric=m, ci_low=report[f"{m}_low"].astype(float), ci_high=report[f"{m}_high"].astype(float)
+        )
+        for m in metrics
+    ]
+    if not frames:
+        return pd.DataFrame(columns=[*keys, "metric", "ci_low", "ci_high"])
+    return pd.concat(frames, ignore_index=True)
 
 
 def _with_intervals(long: pd.DataFrame, intervals: pd.DataFrame | None) -> pd.DataFrame:
@@ -186,7 +201,7 @@ def with_published(
     published_as
         Registry model -> paper name (models with ``published_as``).
     intervals
-        :func:`~argassets.argument_quality.published_resampling.metric_intervals` of the mapped models' configurations.
+        :func:`report_intervals` of the mapped models' configurations.
     best
         The published best configuration, for the cross-model report's published rows.
     reproduce
@@ -239,7 +254,7 @@ def reproduction_markdown(reproduction: pd.DataFrame, confidence: float = 0.95, 
     lines = [
         f"**{len(configs)} configuration rows** of {reproduction['model'].nunique()} model(s) with "
         f"`published_as` against the paper; a metric is *reproduced* when the published value lies inside "
-        f"the platform's {confidence:.0%} bootstrap interval.",
+        f"the platform's {confidence:.0%} interval (clustered over topics, docs/uncertainty.md).",
         "",
         f"- configurations: {int(verdicts.get('true', 0))} reproduced, {int(verdicts.get('false', 0))} not, "
         f"{int(verdicts.get('unknown', 0))} unknown",

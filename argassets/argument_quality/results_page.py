@@ -15,7 +15,8 @@ from argassets.platform.reporting.results_page import Leaderboard, Section, resu
 
 HEADLINE_SAYS = (
     "Cohen's kappa of the configuration's majority labels (A, B, Tie) against the expert labels, "
-    "mean over the three dimensions; higher is better. Baselines are never best."
+    "mean over the three dimensions, with its 95% interval clustered over topics; higher is better. "
+    "Baselines are never in the best set."
 )
 OTHER_METRICS = [
     "krippendorff_alpha",
@@ -38,8 +39,18 @@ OTHER_METRICS = [
 KIND_COLOURS = {"measured": "#1f77b4", "published": "#7f7f7f", "baseline": "#bbbbbb", KIND_REFERENCE: "#d62728"}
 
 
+def error_bars(frame: pd.DataFrame, metric: str) -> dict[str, Any]:
+    """Plotly ``error_x`` arguments from ``<metric>_low/_high`` (none where the table has no bounds)."""
+    if f"{metric}_low" not in frame.columns:
+        return {}
+    return {
+        "error_x": (frame[f"{metric}_high"].astype(float) - frame[metric].astype(float)).clip(lower=0),
+        "error_x_minus": (frame[metric].astype(float) - frame[f"{metric}_low"].astype(float)).clip(lower=0),
+    }
+
+
 def leaderboard_figure(means: pd.DataFrame) -> Any:
-    """Horizontal bars of the headline metric per configuration, coloured by kind (hover: every metric)."""
+    """Horizontal bars of the headline metric per configuration with its interval, coloured by kind."""
     import plotly.express as px
 
     shown = means.assign(configuration=means["model"] + " / " + means["strategy"]).sort_values(HEADLINE_METRIC)
@@ -51,7 +62,8 @@ def leaderboard_figure(means: pd.DataFrame) -> Any:
         orientation="h",
         color_discrete_map=KIND_COLOURS,
         hover_data=[c for c in ("pearson", "krippendorff_alpha", "percent_agreement") if c in shown.columns],
-        title=f"{HEADLINE_METRIC} against the experts (mean over dimensions)",
+        title=f"{HEADLINE_METRIC} against the experts (mean over dimensions; bars: 95% clustered intervals)",
+        **error_bars(shown, HEADLINE_METRIC),
     )
     figure.update_layout(height=160 + 18 * len(shown), legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"})
     figure.update_yaxes(categoryorder="array", categoryarray=list(shown["configuration"]), title=None)
@@ -104,8 +116,38 @@ def verdict_table(report: pd.DataFrame) -> pd.DataFrame:
     return rows[[*columns, *deltas]].reset_index(drop=True)
 
 
-def aq_page_html(agreement: pd.DataFrame, length_bias: pd.DataFrame, best_by: str) -> str:
-    """Study A's page from the ``aq_agreement_report`` and ``aq_length_bias`` tables."""
+COMPARISONS_SAY = (
+    "Each configuration against the best one and against each baseline, on the same topics: the paired "
+    "difference (configuration minus reference) with its 95% interval clustered over topics and the "
+    "Holm-adjusted p-value; mean over the dimensions."
+)
+
+
+def comparison_table(comparisons: pd.DataFrame) -> pd.DataFrame:
+    """The headline comparisons (mean over dimensions; kappa and Pearson) for the page."""
+    columns = [
+        "model",
+        "strategy",
+        "metric",
+        "role",
+        "reference_model",
+        "reference_strategy",
+        "value",
+        "reference_value",
+    ]
+    more = ["difference", "difference_low", "difference_high", "p_adjusted", "verdict"]
+    if comparisons.empty:
+        return pd.DataFrame(columns=[*columns, *more])
+    rows = comparisons[
+        (comparisons["dimension"] == MEAN_DIMENSION) & comparisons["metric"].isin([HEADLINE_METRIC, "pearson"])
+    ]
+    return rows[[*columns, *more]].reset_index(drop=True)
+
+
+def aq_page_html(
+    agreement: pd.DataFrame, length_bias: pd.DataFrame, best_by: str, comparisons: pd.DataFrame | None = None
+) -> str:
+    """Study A's page from the ``aq_agreement_report``, ``aq_length_bias`` (and ``aq_comparisons``) tables."""
     means = agreement[agreement["dimension"] == MEAN_DIMENSION]
     per_dimension = agreement[agreement["dimension"] != MEAN_DIMENSION]
     verdicts = verdict_table(agreement)
@@ -117,8 +159,10 @@ def aq_page_html(agreement: pd.DataFrame, length_bias: pd.DataFrame, best_by: st
         headline=HEADLINE_METRIC,
         headline_says=HEADLINE_SAYS,
         others=others,
-        best_column="is_best",
-        note=f"Best: by {best_by}. Kinds: measured (judged here), published (the paper's figures), baseline.",
+        best_column="best_set",
+        best_label="best set",
+        note=f"Best set: {best_by}. Intervals: 95%, clustered over topics (published rows have none: "
+        "the paper gives aggregates). Kinds: measured (judged here), published (the paper's figures), baseline.",
     )
     dimensions = Leaderboard(
         "Per dimension",
@@ -135,11 +179,24 @@ def aq_page_html(agreement: pd.DataFrame, length_bias: pd.DataFrame, best_by: st
         [c for c in verdicts.columns if c != "reproduced"],
         None,
         kind_column="reproduced",
-        note="A metric is reproduced when the published value lies inside the platform's bootstrap interval; "
-        "a configuration is reproduced when every compared metric is.",
+        note="A metric is reproduced when the published value lies inside the platform's interval (clustered "
+        "over topics); a configuration is reproduced when every compared metric is.",
     )
+    compared = []
+    if comparisons is not None:
+        compared.append(
+            Leaderboard(
+                "Paired comparisons (mean over dimensions)",
+                comparison_table(comparisons),
+                keys=["model", "strategy", "metric", "role", "reference_model", "reference_strategy"],
+                headline=None,
+                others=["value", "reference_value", "difference", "difference_low", "difference_high", "p_adjusted"],
+                kind_column="verdict",
+                note=COMPARISONS_SAY,
+            )
+        )
     sections = [
-        Section("Leaderboard", tables=[board, dimensions], figures=[leaderboard_figure(means)]),
+        Section("Leaderboard", tables=[board, dimensions, *compared], figures=[leaderboard_figure(means)]),
         Section("Reproduction of the paper", tables=[verdict_board]),
         Section(
             "Length bias",

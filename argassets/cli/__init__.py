@@ -59,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     from argassets.political.cli_retrieval import add_commands as add_retrieval_commands
 
     add_retrieval_commands(sub)  # retrieve, debate, persona (docs/retrieval.md)
+    from argassets.cli.export import add_commands as add_export_commands
+
+    add_export_commands(sub)  # export eee | hf, open (docs/exports.md)
     parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
     _add_verbose_to_commands(parser)
     return parser
@@ -88,11 +91,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except OperationError as exc:
-        print(f"argassets: error: {exc}", file=sys.stderr)  # noqa: T201
+        print(f"argassets: error: {exc}", file=sys.stderr)
         return 2
     except Stopped as stop:
         # Its runs are marked failed; the worker thread may still be inside a step, so leave now.
-        print(f"argassets: {stop}; its runs are marked failed", file=sys.stderr, flush=True)  # noqa: T201
+        print(f"argassets: {stop}; its runs are marked failed", file=sys.stderr, flush=True)
         sys.stdout.flush()
         os._exit(128 + stop.signum)
 

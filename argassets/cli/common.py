@@ -15,13 +15,8 @@ from argassets.platform.operations.preflight import Refusal, refusals
 from argassets.platform.operations.run_engine import Executor, OperationError, say
 from argassets.platform.operations.run_recovery import fail_orphaned_runs
 from argassets.platform.paths import PROJECT_ROOT
-from argassets.platform.registry.entries import (
-    ModelRegistry,
-    PartitionKeyError,
-    RegistryError,
-    load_registry,
-    validate_partition_key,
-)
+from argassets.platform.registry.entries import ModelRegistry, RegistryError, load_registry
+from argassets.platform.registry.model_entry import PartitionKeyError, validate_partition_key
 from argassets.platform.registry.partitions import JUDGE_MODELS, add_model_partitions
 from argassets.platform.study import study_names
 
@@ -69,7 +64,7 @@ def dagster_home() -> Path:
     config = home / "dagster.yaml"
     if not config.exists() and LOCAL_INSTANCE_CONFIG.exists():
         shutil.copyfile(LOCAL_INSTANCE_CONFIG, config)
-        print(f"argassets: wrote {config} (from deploy/local/dagster.yaml)", file=sys.stderr)  # noqa: T201
+        print(f"argassets: wrote {config} (from deploy/local/dagster.yaml)", file=sys.stderr)
     os.environ["DAGSTER_HOME"] = str(home)
     return home
 

@@ -21,6 +21,16 @@ ENVIRONMENT_VARIABLES: tuple[tuple[str, str], ...] = (
     ("ARGASSETS_TABLES", "Parquet table store (folder or fsspec URL) instead of DuckDB"),
     ("ARGASSETS_CACHE", "judgment cache: SQLite file or postgresql:// URL; default beside the DuckDB file"),
     ("ARGASSETS_MODEL_CACHE", "extracted model folders; default ~/.cache/argassets/models"),
+    ("ARGASSETS_EMBEDDING_CACHE", "text embeddings shared by every home; default ~/.cache/argassets/embeddings.sqlite"),
+    (
+        "ARGASSETS_WHEEL_CACHE",
+        "wheels scripts/install keeps (llama.cpp, Every Eval Ever); default ~/.cache/argassets/wheels",
+    ),
+    ("ARGASSETS_EEE_WHEEL", "the every-eval-ever wheel whose validator checks exports; default in the wheel cache"),
+    (
+        "ARGASSETS_PAGES_URL",
+        "where the results pages' links point (argassets ui serves them); default http://127.0.0.1:3001/",
+    ),
     ("ARGASSETS_RUN_BACKENDS", "backends the registry sensor and schedule run automatically (or 'all')"),
     ("ARGASSETS_AUTOMATION", "'off': sensors and schedules start stopped (the UI's toggle wins)"),
     ("ARGASSETS_AUTOMATION_INTERVAL_S", "seconds between evaluations of the automation sensors; default 30"),

@@ -25,7 +25,8 @@ from argassets.platform.operations.estimate import (
     missing_completions,
 )
 from argassets.platform.operations.run_engine import Executor
-from argassets.platform.registry.entries import ModelEntry, ModelRegistry
+from argassets.platform.registry.entries import ModelRegistry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.secrets import redact
 from argassets.platform.study import studies
 
@@ -63,7 +64,8 @@ def estimate_for(engine: Executor, registry: ModelRegistry, name: str, study: st
     import dagster as dg
 
     from argassets.platform.judging.identity import cache_model_key
-    from argassets.platform.storage.judgment_cache import default_cache_location, open_judgment_cache
+    from argassets.platform.storage.judgment_cache import open_judgment_cache
+    from argassets.platform.storage.judgment_cache.location import default_cache_location
 
     known = workloads()
     if study not in known:

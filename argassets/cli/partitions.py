@@ -8,7 +8,7 @@ from typing import Any
 from argassets.cli.common import get_instance, registry, say, sync_partitions
 from argassets.platform.operations.machine import local_machine
 from argassets.platform.operations.preflight import Refusal, refusals
-from argassets.platform.registry.entries import is_valid_partition_key
+from argassets.platform.registry.model_entry import is_valid_partition_key
 from argassets.platform.registry.partitions import JUDGE_MODELS
 from argassets.platform.study import get_study, study_names
 
@@ -55,7 +55,7 @@ def cmd_partitions_list(args: argparse.Namespace) -> int:
         elif name in models.names:
             entry = models.get(name)
             status = partition_status(name, list(entry.studies), materialised, refused.get(name))
-            say(f"{name}\t{entry.backend}\tgpus={entry.gpus}\t{','.join(entry.studies)}\t{status}")
+            say(f"{name}\t{entry.backend}\tgpus={entry.gpus_needed}\t{','.join(entry.studies)}\t{status}")
         else:
             say(f"{name}\t(not in the registry)")
     return 0

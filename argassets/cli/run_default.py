@@ -18,16 +18,18 @@ from argassets.cli.common import (
     sync_partitions,
 )
 from argassets.platform.paths import resolve_data_dir
-from argassets.platform.registry.entries import BASELINE_BACKENDS, ModelRegistry
+from argassets.platform.registry.entries import ModelRegistry
 from argassets.platform.study import get_study
 
 
 def default_models(registry: ModelRegistry, published_data: bool) -> list[str]:
     """What ``run-default`` judges: every baseline and, with the published data, every import of the
     published political predictions (so that the KB holds the paper's 22 models and its ensembles)."""
-    names = [e.name for e in registry.models if e.backend in BASELINE_BACKENDS]
+    names = [e.name for e in registry.models if e.is_baseline]
     if published_data:
-        names += [e.name for e in registry.models if e.backend == "import" and e.format == "published_tsv"]
+        names += [
+            e.name for e in registry.models if (f := e.judgments_file) is not None and f.format == "published_tsv"
+        ]
     return names
 
 

@@ -31,6 +31,9 @@ def cmd_ui(args: argparse.Namespace) -> int:
         str(PROJECT_ROOT / "workspace.yaml"),
     ]
     say("$ " + " ".join(command))
+    from argassets.platform.reporting.pages import serve_pages_in_background
+
+    serve_pages_in_background(args.host, args.port + 1)  # the results pages, linked from their assets
     return supervise(command, PROJECT_ROOT, instance, say)
 
 

@@ -1,16 +1,4 @@
-"""Checks that input files keep what their releases promise, for every study.
-
-A file truncated at a line boundary still parses; a missing file leaves a smaller corpus that
-still builds. Both would silently change every result downstream. The checks here compare the
-inputs with what their releases promise, and fail naming the file, before anything is written:
-ids that must form a range without gaps (:func:`check_node_ids`), and a release's files with their
-sizes and SHA-256 listed once in a committed manifest below ``data/manifests/`` (generated from the
-release with :func:`write_file_manifest`; names, sizes and checksums only, no data). What each
-release holds (counts, id ranges, which manifest) is a fact of its study, declared in the study's
-package.
-
-Plain functions; no Dagster.
-"""
+"""Checks that input files keep what their releases promise, for every study (docs/operations.md)."""
 
 from __future__ import annotations
 

@@ -1,22 +1,4 @@
-"""Credentials kept out of every error, log line, event and metadata value (issues 21 and 35).
-
-Secrets reach the platform only through environment variables, but a URL may carry them itself
-(``http://user:key@host/v1``, ``postgresql://user:password@host/db``, ``neo4j://user:pw@host``,
-``...?api_key=...``). Everything the platform shows goes through :func:`redact`, which does not
-rely on a URL parsing well (a password may hold ``@``, ``:``, ``/``, ``#``, ``%``, spaces or any
-character, escaped or not):
-
-1. the configured secret values themselves are replaced wherever they appear: the password of
-   every URL in the environment (the user-info ends at the URL's *last* ``@``), every variable
-   whose name says it holds a secret (``*_PASSWORD``, ``*_API_KEY``, ``*_TOKEN``, ...), and values
-   registered at run time (:func:`remember_secret`: an entry's ``api_key_env``), each also in its
-   percent-encoded and decoded forms;
-2. then any remaining ``scheme://user:secret@`` and key-like query parameter.
-
-Clients never hand a URL with credentials to a library: :func:`split_credentials` takes them out
-(the OpenAI-compatible judge sends them as HTTP basic auth, the PostgreSQL cache as connection
-parameters), so no library's log or error holds them.
-"""
+"""Credentials kept out of every error, log line, event and metadata value (docs/operations.md)."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from argassets.platform.operations import remedies
 from argassets.political.neo4j_export import RELATIONSHIP_TYPES
 from argassets.political.retrieval.api import Retriever, debate, persona
 from argassets.political.retrieval.query import (
@@ -40,7 +41,7 @@ class CommandError(RuntimeError):
 
 
 def _out(line: str) -> None:
-    print(line, flush=True)  # noqa: T201
+    print(line, flush=True)
 
 
 def _csv(text: str | None) -> tuple[str, ...]:
@@ -74,10 +75,7 @@ def _embedded_store() -> tuple[Any, str]:
     frames = {name: read_stored_table(name) for name in (*TABLES, *STATS_TABLES)}
     missing = [name for name in TABLES if frames[name] is None]
     if missing:
-        raise CommandError(
-            f"the embedded store lacks {', '.join(missing)}: run `argassets run-default` "
-            "(or materialise political_argument_embeddings)"
-        )
+        raise CommandError(remedies.missing(f"the embedded store lacks {', '.join(missing)}"))
     positions = positions_table([frames[name] for name in STATS_TABLES])
     store = EmbeddedStore.from_tables(
         frames["political_kb_arguments"],
@@ -145,7 +143,8 @@ def _generation_inputs(args: argparse.Namespace, utterance: str | None) -> tuple
     from argassets.platform.operations.machine import local_machine
     from argassets.platform.operations.preflight import refusals
     from argassets.platform.registry.entries import RegistryError, load_registry
-    from argassets.platform.storage.judgment_cache import default_cache_location, open_judgment_cache
+    from argassets.platform.storage.judgment_cache import open_judgment_cache
+    from argassets.platform.storage.judgment_cache.location import default_cache_location
 
     try:
         models = load_registry()
@@ -249,7 +248,7 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
             EmbeddingModelError,
             LookupError,
         ) as exc:
-            print(f"argassets: error: {exc}", file=sys.stderr)  # noqa: T201
+            print(f"argassets: error: {exc}", file=sys.stderr)
             return 2
 
     return run

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from argassets.political.published import _parse_int_list
@@ -235,3 +236,156 @@ def read_pairwise_study(human_dir: str | Path, votes_per_framing: int = 3) -> Pa
         votes=votes,
         published=published,
     )
+
+
+#: The tasks of the human studies, each with its file(s) and allowed labels.
+ANNOTATION_TASKS: dict[str, tuple[int, ...]] = {
+    "pointwise": (0, 1),
+    "pairwise-right": (0, 1, 2),
+    "pairwise-left": (0, 1, 2),
+}
+
+#: The stated political affiliations of the participants, and the mark of a revoked consent.
+AFFILIATIONS = ("Left", "Centre", "Right")
+CONSENT_REVOKED = "CONSENT_REVOKED"
+
+ANNOTATION_COLUMNS = ["task", "item", "item1", "item2", "participant_id", "label", "affiliation", "source", "row"]
+
+
+def _shown(value: object) -> str:
+    """A cell as the file has it (a NumPy number without its type name)."""
+    return repr(value) if isinstance(value, str) else str(getattr(value, "item", lambda: value)())
+
+
+def _participant_rows(path: Path, frame: pd.DataFrame, task: str, item: pd.Series) -> pd.DataFrame:
+    """One row per label: the participant, the label and the stated affiliation, checked."""
+    allowed = ANNOTATION_TASKS[task]
+    rows = frame.reset_index(drop=True)
+    participant = rows["participant_id"]
+    for row in range(len(rows)):
+        who = participant.iat[row]
+        if not isinstance(who, str) or not who.strip():
+            raise ValueError(f"{path}: data row {row} (line {row + 2}): empty participant_id")
+        label = rows["label"].iat[row]
+        if label not in allowed:
+            raise ValueError(
+                f"{path}: data row {row} (line {row + 2}), participant {who!r}: label {_shown(label)} is not one of {allowed}"
+            )
+        stated = rows["political_affiliation_uk"].iat[row]
+        if stated not in (*AFFILIATIONS, CONSENT_REVOKED):
+            raise ValueError(
+                f"{path}: data row {row} (line {row + 2}), participant {who!r}: political_affiliation_uk "
+                f"{stated!r} is not one of {(*AFFILIATIONS, CONSENT_REVOKED)}"
+            )
+    out = pd.DataFrame(
+        {
+            "task": task,
+            "item": item.to_numpy(),
+            "participant_id": participant.to_numpy(),
+            "label": rows["label"].astype("int64").to_numpy(),
+            "affiliation": rows["political_affiliation_uk"].to_numpy(),
+            "source": path.name,
+            "row": np.arange(len(rows), dtype="int64"),
+        }
+    )
+    _check_participants(out, path)
+    return out
+
+
+def _check_participants(rows: pd.DataFrame, path: Path) -> None:
+    """A participant labels an item once and states one affiliation."""
+    twice = rows[rows.duplicated(["item", "participant_id"])]
+    if len(twice):
+        first = twice.iloc[0]
+        raise ValueError(
+            f"{path}: data row {first['row']} (line {first['row'] + 2}): participant {first['participant_id']!r} "
+            f"labels item {first['item']!r} a second time"
+        )
+    stated = rows.groupby("participant_id")["affiliation"].nunique()
+    if (stated > 1).any():
+        who = stated[stated > 1].index[0]
+        row = rows[rows["participant_id"] == who]["row"].iloc[-1]
+        raise ValueError(f"{path}: data row {row} (line {row + 2}): participant {who!r} states two affiliations")
+
+
+def _merged_annotators(merged: pd.DataFrame) -> pd.DataFrame:
+    """The merged file's three annotators per item as rows: ``item``, ``participant_id``, ``label``, ``slot``, ``row``."""
+    slots = [
+        pd.DataFrame(
+            {
+                "item": merged["meta_id"].to_numpy(),
+                "participant_id": merged[f"a{slot}_id"].to_numpy(),
+                "label": merged[f"a{slot}_label"].to_numpy(),
+                "slot": slot,
+                "row": np.arange(len(merged)),
+            }
+        )
+        for slot in (1, 2, 3)
+    ]
+    return pd.concat(slots, ignore_index=True)
+
+
+def _pointwise_annotations(human_dir: Path) -> pd.DataFrame:
+    """The pointwise labels of ``pointwise_results_long.csv``, checked against the merged file's
+    three annotators of each item (an id there without its row here is an unknown participant)."""
+    long_path = human_dir / "pointwise_results_long.csv"
+    merged_path = human_dir / "pointwise_results_merged.csv"
+    long = _read_csv(long_path, ["meta_id", "label", "participant_id", "political_affiliation_uk"])
+    merged = _read_csv(merged_path, ["meta_id", "a1_id", "a2_id", "a3_id", "a1_label", "a2_label", "a3_label"])
+    rows = _participant_rows(long_path, long, "pointwise", long["meta_id"].reset_index(drop=True))
+    slots = _merged_annotators(merged)
+    joined = slots.merge(rows, on=["item", "participant_id"], how="outer", suffixes=("_merged", ""), indicator=True)
+    unknown = joined[joined["_merge"] == "left_only"].sort_values("row_merged")
+    if len(unknown):
+        first = unknown.iloc[0]
+        raise ValueError(
+            f"{merged_path}: data row {int(first['row_merged'])} (line {int(first['row_merged']) + 2}), item "
+            f"{first['item']!r}: a{int(first['slot'])}_id {first['participant_id']!r} is an unknown participant "
+            f"(no row of {long_path.name} has this item and participant)"
+        )
+    extra = joined[joined["_merge"] == "right_only"].sort_values("row")
+    if len(extra):
+        first = extra.iloc[0]
+        raise ValueError(
+            f"{long_path}: data row {int(first['row'])} (line {int(first['row']) + 2}), participant "
+            f"{first['participant_id']!r}: not one of item {first['item']!r}'s annotators in {merged_path.name}"
+        )
+    differ = joined[joined["label_merged"] != joined["label"]].sort_values("row")
+    if len(differ):
+        first = differ.iloc[0]
+        raise ValueError(
+            f"{long_path}: data row {int(first['row'])} (line {int(first['row']) + 2}), participant "
+            f"{first['participant_id']!r}: label {int(first['label'])} differs from a{int(first['slot'])}_label "
+            f"{first['label_merged']!r} of item {first['item']!r} in {merged_path.name}"
+        )
+    return rows.assign(item1=rows["item"], item2=None)
+
+
+def read_annotations(human_dir: str | Path) -> pd.DataFrame:
+    """Every human label with its participant and stated affiliation, for the three tasks.
+
+    Returns :data:`ANNOTATION_COLUMNS`: ``task`` (``pointwise``, ``pairwise-right``,
+    ``pairwise-left``), ``item`` (the ``meta_id``, or ``id1|id2`` for a pair in file orientation),
+    ``item1``/``item2`` (the pair's arguments; ``item2`` empty for pointwise), ``participant_id``,
+    ``label``, ``affiliation`` (``Left``, ``Centre``, ``Right`` or ``CONSENT_REVOKED``), ``source``
+    (file name) and ``row`` (0-based data row of that file), so later errors can name both.
+
+    Raises
+    ------
+    ValueError
+        An empty participant id, a label outside the task's values, an affiliation outside the four
+        values, a participant labelling an item twice or stating two affiliations, a pointwise
+        annotator of the merged file without a row in the long file (an unknown participant) or
+        the reverse, and every error of :func:`read_pairwise_study` (pairs outside the 934).
+        Each message names the file, the data row and the participant.
+    """
+    human_dir = Path(human_dir)
+    frames = [_pointwise_annotations(human_dir)]
+    for framing in ("right", "left"):
+        path = human_dir / f"pairwise_{framing}_framed.csv"
+        votes = _read_csv(path, ["meta_id1", "meta_id2", "label", "participant_id", "political_affiliation_uk"])
+        items = (votes["meta_id1"] + "|" + votes["meta_id2"]).reset_index(drop=True)
+        rows = _participant_rows(path, votes, f"pairwise-{framing}", items)
+        frames.append(rows.assign(item1=votes["meta_id1"].to_numpy(), item2=votes["meta_id2"].to_numpy()))
+    read_pairwise_study(human_dir)  # then the pairs and their vote counts
+    return pd.concat(frames, ignore_index=True)[ANNOTATION_COLUMNS]

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from argassets.platform.judging.interface import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.political.prompts import N_REPETITIONS
 from argassets.political.scope import PoliticalScope
 from argassets.political.score_parsing import ParsedScore, parse_score

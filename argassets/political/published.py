@@ -36,6 +36,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from argassets.platform.registry.model_entry import JudgmentsFile, ModelEntry
 from argassets.platform.release_manifest import ReleaseIncomplete, check_node_ids
 from argassets.political.release_facts import PUBLISHED_NODE_IDS
 
@@ -53,6 +54,16 @@ PUBLISHED_TSV_STUDY_PREFIX: dict[str, str] = {
     "llama33_70b": "llama_3_3_70b_instruct",
     "mistral_7b": "mistral_7b",
 }
+
+
+#: The registry's import ``format`` of the published per-model files.
+PUBLISHED_TSV_FORMAT = "published_tsv"
+
+
+def published_predictions_file(entry: ModelEntry) -> JudgmentsFile | None:
+    """The published per-model TSV file ``entry`` imports; ``None`` when it judges or imports another format."""
+    imported = entry.judgments_file
+    return imported if imported is not None and imported.format == PUBLISHED_TSV_FORMAT else None
 
 
 def published_argument_id(node_id: int) -> str:

@@ -4,6 +4,8 @@
   the check fails and names the components.
 - Metric ranges: every metric of every report lies inside its mathematical range.
 - Report rows: one row per configuration present in ``aq_majority_votes`` (plus the mean rows).
+- Intervals: every figure of every measured row has an interval containing it, or its row says
+  why not (docs/uncertainty.md).
 """
 
 from typing import Any
@@ -11,6 +13,7 @@ from typing import Any
 import dagster as dg
 import pandas as pd
 
+from argassets.argument_quality.agreement_intervals import AGREEMENT_METRICS, CROSS_MODEL_METRICS, VARIABILITY_METRICS
 from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, MEAN_DIMENSION
 from argassets.argument_quality.report_checks import (
     disconnected_topics,
@@ -18,6 +21,7 @@ from argassets.argument_quality.report_checks import (
     report_configuration_mismatch,
 )
 from argassets.platform.reporting.presentation import markdown_table
+from argassets.platform.stats.tables import interval_problems
 
 CONFIG_IN = {"aq_majority_votes": dg.AssetIn("aq_majority_votes", metadata={"columns": [*CONFIG_COLUMNS, "scope"]})}
 
@@ -138,3 +142,31 @@ def aq_variability_report_rows(
 ) -> dg.AssetCheckResult:
     """One variability row per configuration present (plus the mean rows)."""
     return _rows_result(aq_variability_report, aq_majority_votes)
+
+
+def _intervals_result(report: pd.DataFrame, metrics: list[str]) -> dg.AssetCheckResult:
+    if report.empty:
+        return dg.AssetCheckResult(passed=True, metadata={"rows": 0, "problems": 0})
+    bad = interval_problems(report, metrics, CONFIG_COLUMNS)
+    metadata: dict[str, Any] = {"rows": len(report), "problems": len(bad)}
+    if len(bad):
+        metadata["figures"] = dg.MetadataValue.md(markdown_table(bad, max_rows=50))
+    return dg.AssetCheckResult(passed=bad.empty, metadata=metadata)
+
+
+@dg.asset_check(asset="aq_agreement_report")
+def aq_agreement_report_intervals(aq_agreement_report: pd.DataFrame) -> dg.AssetCheckResult:
+    """Every figure of a measured row has an interval containing it (published rows say they have none)."""
+    return _intervals_result(aq_agreement_report, AGREEMENT_METRICS)
+
+
+@dg.asset_check(asset="aq_cross_model_report")
+def aq_cross_model_report_intervals(aq_cross_model_report: pd.DataFrame) -> dg.AssetCheckResult:
+    """Every figure of a measured row has an interval containing it (published rows say they have none)."""
+    return _intervals_result(aq_cross_model_report, CROSS_MODEL_METRICS)
+
+
+@dg.asset_check(asset="aq_variability_report")
+def aq_variability_report_intervals(aq_variability_report: pd.DataFrame) -> dg.AssetCheckResult:
+    """Every share and alpha has an interval containing it, or its row says why not."""
+    return _intervals_result(aq_variability_report, VARIABILITY_METRICS)

@@ -1,5 +1,14 @@
-"""Study B's checks: the knowledge base, the predictions, the ensembles, the KB analysis and retrieval."""
+"""Study B's checks: the knowledge base, the predictions, the ensembles, the validation, the annotator
+reports, the KB analysis and retrieval."""
 
-from asset_checks.political import ensembles, kb_analysis, knowledge_base, predictions, retrieval
+from asset_checks.political import (
+    annotators,
+    ensembles,
+    kb_analysis,
+    knowledge_base,
+    predictions,
+    retrieval,
+    validation,
+)
 
-CHECK_MODULES = [knowledge_base, predictions, ensembles, kb_analysis, retrieval]
+CHECK_MODULES = [knowledge_base, predictions, ensembles, validation, annotators, kb_analysis, retrieval]

@@ -136,7 +136,10 @@ def run(tmp_path_factory: pytest.TempPathFactory, shared_data_dir: Path):
             ),
         )
     mp.undo()
-    tables = {name: read(database, name) for name in ("aq_agreement_report", "aq_cross_model_report", "aq_length_bias")}
+    tables = {
+        name: read(database, name)
+        for name in ("aq_agreement_report", "aq_cross_model_report", "aq_length_bias", "aq_comparisons")
+    }
     yield {"result": result, "database": database, "tables": tables, "shared": shared_data_dir}
 
 
@@ -178,8 +181,8 @@ def test_every_study_a_report_on_the_full_corpus(run):
     # Longer texts tend to be better arguments; a coin knows nothing.
     assert (means.xs("longer-wins", level="model")["pearson"] > 0.5).all()
     assert (means.xs("random", level="model")["pearson"].abs() < 0.05).all()
-    # Baselines are never "best": the reproducer is, though it covers one dimension only.
-    assert measured.loc[measured["is_best"].astype(bool), "model"].unique().tolist() == ["paper-reproducer"]
+    # Baselines are never in the best set: the reproducer is, though it covers one dimension only.
+    assert measured.loc[measured["best_set"].astype(bool), "model"].unique().tolist() == ["paper-reproducer"]
     experts = tables["aq_expert_bt_scores"]
     fit = experts.groupby("dimension").apply(lambda g: g["bt_z"].corr(g["published_z"]), include_groups=False)
     assert (fit > 0.998).all()
@@ -217,7 +220,7 @@ def test_the_reports_hold_the_108_published_rows_with_their_exact_values(run):
     cross = run["tables"]["aq_cross_model_report"]
     assert set(cross.loc[cross["kind"] == "published", "best_model"]) == {"published:llama-70B-big"}
     # The best measured configuration is never a published one.
-    assert not agreement.loc[agreement["is_best"].astype(bool), "model"].str.startswith("published:").any()
+    assert not agreement.loc[agreement["best_set"].astype(bool), "model"].str.startswith("published:").any()
 
 
 def test_the_imported_reproducer_reproduces_the_published_configuration(run):
@@ -228,7 +231,7 @@ def test_the_imported_reproducer_reproduces_the_published_configuration(run):
     assert logic["kind"] == "measured" and logic["published_as"] == "llama-70B-big"
     assert logic["delta_pearson"] == pytest.approx(logic["pearson"] - 0.474, abs=1e-12)
     assert abs(logic["delta_pearson"]) < 0.02 and abs(logic["delta_cohen_kappa"]) < 0.015
-    # Six of the seven published figures lie inside the bootstrap intervals; percent agreement
+    # Six of the seven published figures lie inside the clustered intervals; percent agreement
     # cannot (the paper's kappa and percent agreement are not on one basis: test_aq_published.py).
     assert logic["metrics_reproduced"] == 6 and logic["metrics_compared"] == 7 and logic["reproduced"] == "false"
     assert logic["delta_percent_agreement"] > 10
@@ -265,5 +268,8 @@ def test_the_length_bias_table_covers_the_experts_and_every_configuration(run):
 def test_the_readme_states_what_the_platform_computes(run):
     """README's "What the data already say" is generated: it must equal the fragment computed from
     this run's tables (rerun `scripts/readme-figures` after `argassets run-default` if it fails)."""
-    fragment = findings_markdown(run["tables"]["aq_agreement_report"], run["tables"]["aq_length_bias"])
+    tables = run["tables"]
+    fragment = findings_markdown(
+        tables["aq_agreement_report"], tables["aq_length_bias"], comparisons=tables["aq_comparisons"]
+    )
     assert read_section((ROOT / "README.md").read_text(encoding="utf-8")) == fragment

@@ -17,8 +17,6 @@ from argassets.argument_quality.published import (
     read_published_table,
 )
 from argassets.argument_quality.published_reproduction import reproduction_summary, reproduction_table, with_published
-from argassets.argument_quality.published_resampling import label_bootstrap, metric_intervals, score_bootstrap
-from argassets.platform.pairwise.agreement import cohen_kappa
 from argassets.platform.registry.entries import load_registry
 
 METRICS = list(PUBLISHED_METRICS.values())
@@ -104,7 +102,8 @@ def test_published_report_rows_carry_the_values_and_the_table_1_means(tables):
         *METRICS,
         "krippendorff_alpha",
         "n_items",
-        "is_best",
+        "best_set",
+        "interval_method",
         "scope",
         "in_registry",
         "published_as",
@@ -112,7 +111,8 @@ def test_published_report_rows_carry_the_values_and_the_table_1_means(tables):
     rows = published_report_rows(tables["experts"], columns, {"llama-70B-big": "llama-3.3-70b-instruct"})
     assert len(rows) == 108 + 36 and list(rows.columns) == columns
     assert set(rows["kind"]) == {"published"} and rows["model"].str.startswith("published:").all()
-    assert rows["krippendorff_alpha"].isna().all() and rows["n_items"].isna().all() and not rows["is_best"].any()
+    assert rows["krippendorff_alpha"].isna().all() and rows["n_items"].isna().all() and not rows["best_set"].any()
+    assert (rows["interval_method"] == "none: published aggregate (no per-item labels)").all()
     llama = rows[(rows["model"] == "published:llama-70B-big") & (rows["strategy"] == "few")].set_index("dimension")
     assert list(llama.index) == ["logic", "rhetoric", "dialectic", "mean"]
     assert llama.loc["mean", "pearson"] == pytest.approx((0.474 + 0.476 + 0.469) / 3, abs=1e-15)
@@ -138,70 +138,6 @@ def test_published_rows_problems_catch_a_changed_a_missing_and_an_extra_row(tabl
     assert any(p.startswith("pearson is ") and p.endswith(f"published {float(changed_row['pearson'])!r}") for p in text)
     assert "kendall out of range: 1.7" in text
     assert not published_rows_problems(rows.iloc[0:0], tables["experts"]).empty  # none at all: all missing
-
-
-# --- Bootstrap ---------------------------------------------------------------------------------------
-
-
-def test_score_bootstrap_is_centred_on_the_sample_and_as_wide_as_theory_says():
-    rng = np.random.default_rng(1)
-    n = 1500
-    x = rng.normal(size=n)
-    y = 0.5 * x + np.sqrt(0.75) * rng.normal(size=n)
-    draws = score_bootstrap(x, y, 400, np.random.default_rng(2))
-    r = np.corrcoef(x, y)[0, 1]
-    assert np.mean(draws["pearson"]) == pytest.approx(r, abs=0.005)
-    # Fisher: sd(r) ~ (1 - r^2) / sqrt(n)
-    assert np.std(draws["pearson"]) == pytest.approx((1 - r**2) / np.sqrt(n), rel=0.15)
-    assert np.mean(draws["rmse"]) == pytest.approx(np.sqrt(np.mean((x - y) ** 2)), abs=0.01)
-    assert np.all(np.isfinite(draws["kendall"])) and np.all(np.abs(draws["spearman"]) <= 1)
-    assert np.isnan(score_bootstrap(x[:1], y[:1], 10, np.random.default_rng(0))["pearson"]).all()
-
-
-def test_label_bootstrap_matches_the_binomial_and_the_plain_metrics():
-    rng = np.random.default_rng(4)
-    n = 2000
-    a = rng.integers(0, 3, n)
-    b = np.where(rng.random(n) < 0.5, a, rng.integers(0, 3, n))  # agreement 2/3
-    draws = label_bootstrap(a, b, 500, np.random.default_rng(5))
-    p = (a == b).mean()
-    assert np.mean(draws["percent_agreement"]) == pytest.approx(100 * p, abs=0.2)
-    assert np.std(draws["percent_agreement"]) == pytest.approx(100 * np.sqrt(p * (1 - p) / n), rel=0.15)
-    assert np.mean(draws["cohen_kappa"]) == pytest.approx(cohen_kappa(a, b), abs=0.005)
-    a[:100] = -1  # missing verdicts are left out, as in the report
-    assert np.mean(label_bootstrap(a, b, 200, np.random.default_rng(5))["percent_agreement"]) == pytest.approx(
-        100 * (a[100:] == b[100:]).mean(), abs=0.3
-    )
-
-
-def test_metric_intervals_per_configuration_and_mean_do_not_depend_on_order():
-    rng = np.random.default_rng(9)
-    score_rows, label_rows = [], []
-    for model in ("m1", "m2"):
-        for dim in ("logic", "rhetoric"):
-            x = rng.normal(size=300)
-            score_rows.append(
-                pd.DataFrame(
-                    {"model": model, "strategy": "zero", "dimension": dim, "x": x, "y": x + rng.normal(size=300)}
-                )
-            )
-            a = rng.integers(0, 3, 500)
-            label_rows.append(pd.DataFrame({"model": model, "strategy": "zero", "dimension": dim, "a": a, "b": a}))
-    scores, labels = pd.concat(score_rows), pd.concat(label_rows)
-    out = metric_intervals(scores, labels, n_bootstrap=100, seed=3)
-    assert set(out["dimension"]) == {"logic", "rhetoric", "mean"}
-    assert len(out) == 2 * 3 * 8
-    perfect = out[out["metric"] == "percent_agreement"]
-    assert (perfect["ci_low"] == 100.0).all() and (perfect["ci_high"] == 100.0).all()
-    pearson = out[(out["metric"] == "pearson") & (out["dimension"] == "logic")]
-    assert ((pearson["ci_low"] < 1 / np.sqrt(2)) & (pearson["ci_high"] > 1 / np.sqrt(2))).all()
-    # One model alone gets the same intervals: each configuration has its own random stream.
-    alone = metric_intervals(scores[scores["model"] == "m2"], labels[labels["model"] == "m2"], n_bootstrap=100, seed=3)
-    pd.testing.assert_frame_equal(alone.reset_index(drop=True), out[out["model"] == "m2"].reset_index(drop=True))
-    with pytest.raises(ValueError, match="confidence must be in"):
-        metric_intervals(scores, labels, confidence=1.0)
-    with pytest.raises(ValueError, match="n_bootstrap must be >= 1"):
-        metric_intervals(scores, labels, n_bootstrap=0)
 
 
 # --- Reproduction ------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from argassets.argument_quality.assets import (
 )
 from argassets.argument_quality.resources import WebisSourceResource
 from argassets.platform.paths import SAMPLE_DATA_DIR
+from argassets.platform.reporting.pages import page_url
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
@@ -138,7 +139,7 @@ def test_every_asset_and_check_succeeds(sample_run):
     assert result.success
     checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
     assert set(checks) == {key.name for definition in CHECKS for key in definition.check_keys}
-    assert len(checks) == 10
+    assert len(checks) == 13  # ten on the tables, three on the intervals of the reports
     failing = {name: e.metadata for name, e in checks.items() if not e.passed}
     assert not failing
 
@@ -180,7 +181,7 @@ def test_agreement_report_table_and_metadata(sample_run):
     report = read(sample_run["database"], "aq_agreement_report")
     configurations = report[report["dimension"] != "mean"]
     assert len(configurations) == 3 * 3 * 3 + 1  # three full judges, and the scoped one
-    assert report["is_best"].sum() == 0  # only baselines were judged: none is "best"
+    assert report["best_set"].sum() == 0  # only baselines were judged: none is in the best set
     retired = report[report["model"] == "retired"]
     assert len(retired) == 12 and not retired["in_registry"].any() and retired["is_baseline"].all()
     assert (report.loc[report["model"] == "scoped", "scope"] != "full").all()
@@ -235,7 +236,7 @@ def test_other_reports(sample_run):
 def test_results_page_is_written_and_linked_from_the_reports(sample_run):
     meta = metadata(sample_run["result"], "aq_results_page")
     page = Path(meta["results_page"])
-    assert page == sample_run["folder"] / "reports" / "aq_results.html" and meta["open"] == page.as_uri()
+    assert page == sample_run["folder"] / "reports" / "aq_results.html" and meta["open"] == page_url(page.name)
     text = page.read_text(encoding="utf-8")
     assert meta["size_bytes"] == len(text.encode("utf-8"))
     # Self-contained: Plotly inlined, no script or stylesheet from elsewhere.

@@ -9,8 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from argassets.argument_quality.agreement_intervals import AGREEMENT_METRICS, agreement_values
 from argassets.argument_quality.agreement_reports import (
     AGREEMENT_COLUMNS,
+    agreement_analysis,
     agreement_report,
     best_configuration,
     cross_model_report,
@@ -70,8 +72,16 @@ def judged(corpus):
     majority = majority_votes(judgments)
     scores = llm_bt_scores(majority, comparisons, arguments)
     info = model_info(judgments.drop_duplicates("judge_model"), REGISTRY)
-    report = agreement_report(scores, majority, comparisons, arguments, info)
-    return {"judgments": judgments, "majority": majority, "scores": scores, "info": info, "report": report}
+    analysis = agreement_analysis(scores, majority, comparisons, arguments, info)
+    return {
+        "judgments": judgments,
+        "majority": majority,
+        "scores": scores,
+        "info": info,
+        "report": analysis.report,
+        "comparisons": analysis.comparisons,
+        "corpus": (arguments, comparisons),
+    }
 
 
 def test_agreement_report_shape_and_ranking(judged):
@@ -101,8 +111,9 @@ def test_best_configuration_is_marked_and_prefers_registry_non_baselines(judged)
     report = judged["report"]
     best = best_configuration(report)
     assert best is not None and best[0] == "sharp"
-    assert set(report.loc[report["is_best"], "model"]) == {"sharp"}
-    assert report["is_best"].sum() == 4
+    # The best set: sharp's two strategies (the same judge, not distinguishable), nothing else.
+    assert set(report.loc[report["best_set"], "model"]) == {"sharp"}
+    assert report["best_set"].sum() == 2 * 4
     # A baseline is never "best", even with better numbers; with only baselines there is no best.
     boosted = report.copy()
     boosted.loc[boosted["model"] == "coin", "cohen_kappa"] = 1.0
@@ -208,7 +219,7 @@ def test_ensemble(judged, corpus):
         judged["majority"], comparisons, arguments, members, "trio", info=judged["info"]
     )
     assert set(report["model"]) == {"ensemble:trio"} and set(report["members"]) == {"biased,blurry,sharp"}
-    assert len(report) == 2 * 4 and not report["is_best"].any()
+    assert len(report) == 2 * 4 and not report["best_set"].any()
     assert len(labels) == 2 * 3 * 13952
     # The ensemble label is the plurality of the member majorities: check one comparison by hand.
     row = judged["majority"][judged["majority"]["comparison_id"] == "logic-00007"]
@@ -347,3 +358,77 @@ def test_position_bias_by_hand():
     assert logic["tie_share"] == pytest.approx(2 / 9) and logic["n_judgments"] == 9
     pooled = report[report["dimension"] == "all"].iloc[0]
     assert pooled["n_pairs"] == 4 and pooled["first_position_share"] == pytest.approx(4 / 7)
+
+
+# --- Intervals and paired comparisons ----------------------------------------------------------------
+
+
+def test_every_measured_figure_has_an_interval_around_it(judged):
+    report = judged["report"]
+    for metric in AGREEMENT_METRICS:
+        value = report[metric].astype(float)
+        low, high = report[f"{metric}_low"].astype(float), report[f"{metric}_high"].astype(float)
+        defined = value.notna()
+        assert (low[defined].notna() & high[defined].notna()).all(), metric
+        assert ((low[defined] <= value[defined] + 1e-12) & (value[defined] <= high[defined] + 1e-12)).all(), metric
+        assert low[~defined].isna().all() and high[~defined].isna().all(), metric
+    assert report["interval_method"].str.startswith("clustered BCa").all()
+    assert set(report["interval_unit"]) == {"topic"} and set(report["interval_clusters"]) == {20}
+    assert set(report["interval_seed"]) == {20_240_229} and set(report["interval_resamples"]) == {2000}
+    # The blurry judge's kappa is less certain than the sharp one's? Both are tight; the coin's interval covers 0.
+    coin = report[(report["model"] == "coin") & (report["dimension"] == MEAN_DIMENSION)]
+    assert ((coin["cohen_kappa_low"] < 0) & (coin["cohen_kappa_high"] > 0)).all()
+
+
+def test_the_interval_statistic_reproduces_every_figure_of_the_report(judged):
+    """The per-topic tables under all-ones weights give the report's own figures (one function for both)."""
+    from argassets.argument_quality.bt_scores import published_scores
+    from argassets.argument_quality.topic_tables import Topics, agreement_tables
+
+    arguments, comparisons = judged["corpus"]
+    majority, scores, report = judged["majority"], judged["scores"], judged["report"]
+    topics = Topics.of(majority, scores)
+    tables = agreement_tables(
+        scores,
+        majority,
+        published_scores(arguments).rename(columns={"published_z": "reference_z"}),
+        comparisons[["comparison_id", "dimension", "label"]].rename(columns={"label": "reference_label"}),
+        topics,
+    )
+    rows = report.set_index(["model", "strategy", "dimension"])
+    for key, table in tables.items():
+        values = agreement_values(table, np.ones((1, len(topics))))
+        for metric in AGREEMENT_METRICS:
+            expected = rows.loc[key, metric]
+            assert values[metric][0] == pytest.approx(expected, abs=1e-9, nan_ok=True), (key, metric)
+
+
+def test_paired_comparisons_separate_the_judges_and_name_the_best_set(judged):
+    compared = judged["comparisons"]
+    headline = compared[(compared["dimension"] == MEAN_DIMENSION) & (compared["metric"] == "cohen_kappa")]
+    against_best = headline[headline["role"] == "best"].set_index(["model", "strategy"])
+    assert against_best["reference_model"].eq("sharp").all()
+    assert against_best.loc[("blurry", "zero"), "verdict"] == "worse"
+    other_sharp = against_best.loc[[k for k in against_best.index if k[0] == "sharp"]]
+    assert (other_sharp["verdict"] == "not distinguishable").all()
+    against_coin = headline[headline["role"] == "baseline"].set_index(["model", "strategy"])
+    assert (against_coin.loc[["sharp", "blurry", "biased"], "verdict"] == "better").all()
+    # Differences are the figures' differences; intervals and adjusted p-values agree with the verdicts.
+    np.testing.assert_allclose(headline["difference"], headline["value"] - headline["reference_value"], atol=1e-12)
+    assert (headline["p_adjusted"] >= headline["p_value"] - 1e-12).all()
+    significant = headline["p_adjusted"] < 0.05
+    excludes = (headline["difference_low"] > 0) | (headline["difference_high"] < 0)
+    assert (excludes[significant]).all()
+    # Lower MAE is better: a better judge's negative MAE difference reads "better".
+    mae = compared[(compared["metric"] == "mae") & (compared["role"] == "baseline") & (compared["model"] == "sharp")]
+    assert (mae["verdict"] == "better").all() and (mae["difference"] < 0).all()
+
+
+def test_variability_and_cross_model_reports_carry_intervals(judged):
+    variability = variability_report(judged["majority"], judged["info"])
+    assert variability["share_all_equal_low"].notna().all() and variability["krippendorff_alpha_high"].notna().all()
+    assert (variability["share_all_equal_low"] <= variability["share_all_equal"] + 1e-12).all()
+    best = best_configuration(judged["report"])
+    cross = cross_model_report(judged["scores"], judged["majority"], best, judged["info"])
+    others = cross[cross["model"] != best[0]]
+    assert others["cohen_kappa_low"].notna().all() and others["pearson_high"].notna().all()

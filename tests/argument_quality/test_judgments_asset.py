@@ -13,11 +13,11 @@ import pytest
 import asset_checks.argument_quality.judgments as checks
 from argassets.argument_quality.assets import judgments
 from argassets.argument_quality.resources import WebisSourceResource
-from argassets.platform.judging import partition as partition_judging
-from argassets.platform.judging.engines import LongerWinsJudge, RandomJudge
+from argassets.platform.judging.engines.baselines import LongerWinsJudge, RandomJudge
+from argassets.platform.judging.engines.random_engine import RandomEntry
 from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
@@ -262,7 +262,7 @@ def test_scope_limits_what_is_judged(env):
 
 
 def test_interrupted_run_resumes_without_loss_or_duplicates(env, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(partition_judging, "default_batch_size", lambda entry: 100)  # 315 requests -> 4 batches
+    monkeypatch.setattr(RandomEntry, "engine_batch_size", lambda self: 100)  # 315 requests -> 4 batches
     failed = run(env, "random", judge=ScriptedJudgeResource(mode="flaky", die_on_batch=3), raise_on_error=False)
     assert not failed.success
     assert CALLS == [100, 100, 100]

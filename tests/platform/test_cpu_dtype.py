@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from argassets.platform.judging.engines import VLLMJudge, build_judge, cpu_dtype
+from argassets.platform.judging.engines import build_judge, cpu_dtype
 from argassets.platform.judging.engines.cpu_dtype import cpu_flags, engine_dtype, native_cpu_dtype
+from argassets.platform.judging.engines.vllm_backend import VLLMJudge
 from argassets.platform.judging.identity import identity_key, model_identity
 from argassets.platform.registry.entries import load_registry, parse_registry
 

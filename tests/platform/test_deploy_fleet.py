@@ -169,7 +169,7 @@ def test_fleet_registry_keeps_every_partition_and_points_each_vllm_model_at_its_
         assert served.studies == entry.studies and served.scope == entry.scope
         assert served.sampling == entry.sampling and served.position_bias == entry.position_bias
         if entry.backend == "vllm" and entry.device == "gpu":
-            assert served.backend == "openai" and served.gpus == 0
+            assert served.backend == "openai" and served.gpus_needed == 0
             assert served.model_id == entry.model_id
             assert env[served.base_url_env] == render.service_url(entry.name)
             assert served.api_key_env == "ARGASSETS_VLLM_API_KEY"

@@ -215,7 +215,7 @@ def test_run_pods_share_postgresql_cache_and_parquet_tables(monkeypatch: pytest.
     """The deployment's environment selects the storage that concurrent run pods can share."""
     from argassets.platform.resources.judges import JudgmentCacheResource
     from argassets.platform.resources.storage import TableStorageIOManager, table_io_manager
-    from argassets.platform.storage.judgment_cache import PostgresJudgmentStore
+    from argassets.platform.storage.judgment_cache.postgres import PostgresJudgmentStore
 
     [config_map] = [
         doc

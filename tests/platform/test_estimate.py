@@ -19,8 +19,9 @@ from argassets.platform.operations.estimate import (
     missing_completions,
     time_limit_minutes,
 )
-from argassets.platform.registry.entries import ModelEntry, load_registry
-from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.platform.registry.entries import load_registry
+from argassets.platform.registry.model_entry import model_entry
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 
 
 def _requests() -> list[ChatRequest]:
@@ -49,7 +50,7 @@ def test_cached_answers_are_counted_and_non_answers_are_still_to_send(tmp_path: 
 
 def test_estimate_from_a_declared_throughput_with_time_limit_gpu_hours_and_cost() -> None:
     requests = _requests()
-    entry = ModelEntry(
+    entry = model_entry(
         name="gpt", backend="openai", model_id="g", studies=["argument_quality"], throughput=2.0,
         price={"input_per_mtok": 1.0, "output_per_mtok": 4.0},
     )  # fmt: skip
@@ -66,7 +67,7 @@ def test_estimate_from_a_declared_throughput_with_time_limit_gpu_hours_and_cost(
 
 
 def test_without_any_throughput_there_is_no_time_and_no_limit() -> None:
-    entry = ModelEntry(name="r", backend="random", studies=["argument_quality"])
+    entry = model_entry(name="r", backend="random", studies=["argument_quality"])
     estimate = estimate_partition(entry, "argument_quality", _requests(), 3, (9, 0, _requests()[:3]), (None, "none"), 8)
     assert estimate.seconds is None and estimate.time_limit_minutes is None
     assert "time: unknown (none)" in estimate.describe()
@@ -83,7 +84,7 @@ def test_measured_throughput_ignores_runs_that_sent_nothing() -> None:
 
 
 def test_a_budget_refuses_an_estimate_above_it_and_names_the_variable() -> None:
-    entry = ModelEntry(name="big", backend="vllm", model_id="m", gpus=4, studies=["argument_quality"])
+    entry = model_entry(name="big", backend="vllm", model_id="m", gpus=4, studies=["argument_quality"])
     estimate = estimate_partition(entry, "argument_quality", _requests(), 1, (3, 0, _requests()[:3]), (0.001, "m"), 8)
     assert estimate.gpu_hours == pytest.approx(4 * 3 / 0.001 / 3600)
     check_budget(estimate, {})
@@ -98,7 +99,9 @@ def test_a_budget_refuses_an_estimate_above_it_and_names_the_variable() -> None:
 
 def test_price_only_for_openai_entries() -> None:
     with pytest.raises(ValueError, match="'price' only applies to backend 'openai'"):
-        ModelEntry(name="x", backend="random", studies=["political"], price={"input_per_mtok": 1, "output_per_mtok": 1})
+        model_entry(
+            name="x", backend="random", studies=["political"], price={"input_per_mtok": 1, "output_per_mtok": 1}
+        )
 
 
 def _prompts() -> list[ChatRequest]:
@@ -127,7 +130,7 @@ def test_gguf_and_vllm_prompts_are_counted_with_the_models_own_tokenizer() -> No
 
 
 def test_endpoints_fall_back_to_the_stated_approximation() -> None:
-    entry = ModelEntry(name="gpt", backend="openai", model_id="g", studies=["political"])
+    entry = model_entry(name="gpt", backend="openai", model_id="g", studies=["political"])
     counts, method = prompt_token_counts(entry, _prompts())
     assert counts == [approx_tokens(r) for r in _prompts()] and method == APPROXIMATION
     with pytest.raises(ValueError, match="1 token counts for 2 requests"):

@@ -10,20 +10,16 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from argassets.platform.judging.engines import (
-    ImportJudge,
-    LlamaCppJudge,
-    LongerWinsJudge,
-    OpenAIJudge,
-    RandomJudge,
-    VLLMJudge,
-    build_judge,
-)
-from argassets.platform.judging.engines.importer import ImportFormatError, load_tidy_judgments
-from argassets.platform.judging.engines.vllm_backend import engine_kwargs, request_seed, sampling_kwargs
+from argassets.platform.judging.engines import build_judge
+from argassets.platform.judging.engines.baselines import LongerWinsJudge, RandomJudge
+from argassets.platform.judging.engines.importer import ImportFormatError, ImportJudge, load_tidy_judgments
+from argassets.platform.judging.engines.llama_cpp_backend import LlamaCppJudge
+from argassets.platform.judging.engines.openai_compat import OpenAIJudge
+from argassets.platform.judging.engines.vllm_backend import VLLMJudge, engine_kwargs, request_seed, sampling_kwargs
 from argassets.platform.judging.interface import ChatRequest, SamplingParams
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.registry.entries import ModelEntry, load_registry
+from argassets.platform.registry.entries import load_registry
+from argassets.platform.registry.model_entry import model_entry
 
 SCORE_SCHEMA = {
     "type": "object",
@@ -359,7 +355,7 @@ def test_build_judge_per_backend(tmp_path: Path):
     smol = build_judge(registry.get("smollm2-135m"))
     assert isinstance(smol, LlamaCppJudge)
     assert smol.model_path.name.endswith(".gguf") and smol.model_path.is_file()
-    entry = ModelEntry(
+    entry = model_entry(
         name="api",
         backend="openai",
         studies=["argument_quality"],
@@ -374,12 +370,12 @@ def test_build_judge_per_backend(tmp_path: Path):
     assert isinstance(judge, OpenAIJudge)
     assert judge.url == "http://127.0.0.1:1/v1/chat/completions" and judge.max_concurrency == 3
     assert "sk-secret" not in repr(judge)
-    defaults = ModelEntry(name="api2", backend="openai", studies=["argument_quality"], model_id="m")
+    defaults = model_entry(name="api2", backend="openai", studies=["argument_quality"], model_id="m")
     assert (
         build_judge(defaults, environ={"ARGASSETS_OPENAI_BASE_URL": "http://h/v1"}).url
         == "http://h/v1/chat/completions"
     )
-    imported = ModelEntry(
+    imported = model_entry(
         name="ext", backend="import", studies=["argument_quality"], path=str(tmp_path / "x.csv"), format="tidy"
     )
     assert isinstance(build_judge(imported), ImportJudge)

@@ -20,7 +20,7 @@ from argassets.platform.judging.interface import (
     utc_now,
 )
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 
 
 class CountingJudge:

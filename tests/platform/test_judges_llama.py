@@ -14,12 +14,13 @@ import httpx
 import pytest
 
 from argassets.platform.judging.choice_parsing import parse_choice
-from argassets.platform.judging.engines import LlamaCppJudge, OpenAIJudge, find_gguf
+from argassets.platform.judging.engines.llama_cpp_backend import LlamaCppJudge, find_gguf
+from argassets.platform.judging.engines.openai_compat import OpenAIJudge
 from argassets.platform.judging.incremental import judge_incrementally
 from argassets.platform.judging.interface import ChatRequest, SamplingParams
 from argassets.platform.judging.label_probabilities import label_candidates
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 from tests.sampling_distribution import (
     ALPHA,
     DRAWS_PER_PROMPT,

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from argassets.platform.judging.engines import OpenAIJudge
+from argassets.platform.judging.engines.openai_compat import OpenAIJudge
 from argassets.platform.judging.incremental import judge_incrementally
 from argassets.platform.judging.interface import ChatRequest, PartialBatchError, SamplingParams
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 from tests.judgments_http import Reply, ScriptedServer, chat_reply
 
 SECRET = "sk-test-do-not-leak-123"

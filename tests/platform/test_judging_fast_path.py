@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from argassets.platform.judging.incremental import _with_answered
 from argassets.platform.judging.interface import ChatRequest, Completion, messages_sha256
-from argassets.platform.storage.judgment_cache import decode_label_probs, encode_label_probs
+from argassets.platform.storage.judgment_cache.codec import decode_label_probs, encode_label_probs
 
 
 def _reference_encoding(label_probs: dict) -> str:

@@ -23,14 +23,11 @@ import pytest
 
 from argassets.platform.judging.incremental import JudgingPolicy, judge_incrementally
 from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
-from argassets.platform.storage.judgment_cache import (
-    JudgmentCache,
-    PostgresJudgmentStore,
-    SQLiteJudgmentStore,
-    new_owner_id,
-    open_judgment_cache,
-    redact_location,
-)
+from argassets.platform.storage.judgment_cache import open_judgment_cache
+from argassets.platform.storage.judgment_cache.interface import new_owner_id
+from argassets.platform.storage.judgment_cache.location import redact_location
+from argassets.platform.storage.judgment_cache.postgres import PostgresJudgmentStore
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache, SQLiteJudgmentStore
 
 pytestmark = pytest.mark.concurrency
 

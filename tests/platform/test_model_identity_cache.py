@@ -32,7 +32,8 @@ from argassets.platform.judging.identity import cache_model_key, identity_key, m
 from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from argassets.platform.registry.entries import ModelEntry, RegistryError, load_registry, parse_registry
+from argassets.platform.registry.entries import RegistryError, load_registry, parse_registry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
@@ -219,7 +220,7 @@ def test_greedy_runs_go_as_single_samples_with_their_own_seed(monkeypatch: pytes
     import sys
     from types import SimpleNamespace
 
-    from argassets.platform.judging.engines import VLLMJudge
+    from argassets.platform.judging.engines.vllm_backend import VLLMJudge
 
     class Params:
         def __init__(self, **kwargs: object) -> None:

@@ -34,12 +34,13 @@ from argassets.platform.judging.interface import (
 )
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
-from argassets.platform.storage.judgment_cache import new_owner_id, open_judgment_cache
+from argassets.platform.storage.judgment_cache import open_judgment_cache
+from argassets.platform.storage.judgment_cache.interface import new_owner_id
 from argassets.platform.storage.reader_file import copy_warehouse
 from argassets.political.predictions import prediction_table
 from tests.model_partitions import add_partitions

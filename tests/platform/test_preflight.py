@@ -22,7 +22,8 @@ from argassets.platform.operations.machine import Machine, cuda_gpu_count, slurm
 from argassets.platform.operations.preflight import engine_needs, preflight, refusals
 from argassets.platform.operations.slurm import jobs
 from argassets.platform.operations.slurm.launcher import SlurmRunLauncher
-from argassets.platform.registry.entries import DEFAULT_REGISTRY_PATH, ModelEntry, load_registry
+from argassets.platform.registry.entries import DEFAULT_REGISTRY_PATH, load_registry
+from argassets.platform.registry.model_entry import ModelEntry, model_entry
 from tests.cli_home import cli_environment
 from tests.platform.test_run_tag_policy import COORDINATOR, submitted
 
@@ -50,14 +51,14 @@ def _machine(**fields: object) -> Machine:
 
 
 def _entry(**fields: object) -> ModelEntry:
-    return ModelEntry.model_validate({"name": "x", "studies": ["argument_quality"], **fields})
+    return model_entry(**{"name": "x", "studies": ["argument_quality"], **fields})
 
 
 def test_a_gpu_entry_on_a_machine_without_gpus_is_refused_in_the_words_of_the_issue() -> None:
     registry = load_registry()
     refused = refusals(registry, registry.names, _machine())
     assert refused[GPU_ENTRY].line == MISTRAL_ON_A_CPU
-    vllm_gpu = [e.name for e in registry.models if e.backend == "vllm" and e.device == "gpu"]
+    vllm_gpu = [e.name for e in registry.models if e.gpus_needed > 0]
     assert sorted(refused) == sorted(vllm_gpu), "every GPU entry is refused, and nothing else"
     assert "needs 4 GPUs (vLLM on CUDA); this machine has none" in refused["llama-3.3-70b-instruct"].line
 
@@ -90,7 +91,7 @@ def test_an_engine_the_machine_lacks_is_named_with_how_to_install_it() -> None:
 
 
 def test_an_endpoint_variable_and_an_import_file_must_be_there(tmp_path: Path) -> None:
-    remote = _entry(backend="openai", model_id="m", base_url_env="MY_URL", gpus=1)
+    remote = _entry(backend="openai", model_id="m", base_url_env="MY_URL")
     refusal = preflight(remote, _machine())
     assert refusal is not None
     assert (

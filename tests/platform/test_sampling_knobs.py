@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from argassets.platform.judging.engines import OpenAIJudge, build_judge
+from argassets.platform.judging.engines import build_judge
+from argassets.platform.judging.engines.openai_compat import OpenAIJudge
 from argassets.platform.judging.engines.vllm_backend import sampling_kwargs
 from argassets.platform.judging.identity import model_identity
 from argassets.platform.judging.interface import ChatRequest, SamplingParams
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.registry.diff import entry_fingerprint
-from argassets.platform.registry.entries import ModelEntry, RegistryError, parse_registry
+from argassets.platform.registry.entries import RegistryError, parse_registry
+from argassets.platform.registry.model_entry import ModelEntry
 
 REQUEST = ChatRequest("c", "s", "u", choices=LABELS)
 

@@ -14,7 +14,8 @@ import pytest
 from argassets.platform.judging.engines.openai_compat import OpenAIJudge
 from argassets.platform.judging.interface import ChatRequest, PartialBatchError, SamplingParams
 from argassets.platform.secrets import redact, remember_secret, split_credentials, url_password
-from argassets.platform.storage.judgment_cache import PostgresJudgmentStore, redact_location
+from argassets.platform.storage.judgment_cache import PostgresJudgmentStore
+from argassets.platform.storage.judgment_cache.location import redact_location
 from tests.platform.test_deploy_fleet import FakeFleet
 
 SECRET = "sk-URLSECRET456"

@@ -222,6 +222,12 @@ class Harness:
 
 def _isolate(monkeypatch: pytest.MonkeyPatch, registry: Path) -> None:
     monkeypatch.setenv("ARGASSETS_MODELS", str(registry))
+    # The import entries' file exists (the pre-flight refuses an import whose file is missing);
+    # the stub study never reads it.
+    data = registry.parent / "data"
+    (data / "predictions").mkdir(parents=True, exist_ok=True)
+    (data / "predictions" / "gpt-4o.tsv").touch()
+    monkeypatch.setenv("ARGASSETS_DATA_DIR", str(data))
     monkeypatch.delenv("ARGASSETS_RUN_BACKENDS", raising=False)
     monkeypatch.delenv("ARGASSETS_K8S_GPU_NODE_SELECTOR", raising=False)
 

@@ -19,7 +19,7 @@ from argassets.platform.registry.diff import (
     plan_registry_work,
 )
 from argassets.platform.registry.entries import parse_registry
-from sensors.registry_sensor import DEFAULT_RUN_BACKENDS, run_backends
+from sensors.registry_sensor import default_run_backends, run_backends
 
 
 def registry(*entries: dict):
@@ -34,7 +34,9 @@ GPU = {"name": "big", "backend": "vllm", "model_id": "x/y", "gpus": 4, "studies"
 def test_fingerprint_ignores_description_and_spelled_out_defaults_but_not_sampling() -> None:
     base = registry(A).get("a")
     assert entry_fingerprint(base) == entry_fingerprint(registry({**A, "description": "x"}).get("a"))
-    assert entry_fingerprint(base) == entry_fingerprint(registry({**A, "gpus": 0}).get("a"))
+    assert entry_fingerprint(base) == entry_fingerprint(registry({**A, "reasoning": False}).get("a"))
+    big = registry(GPU).get("big")
+    assert entry_fingerprint(big) == entry_fingerprint(registry({**GPU, "device": "gpu", "dtype": "auto"}).get("big"))
     assert entry_fingerprint(base) != entry_fingerprint(registry({**A, "sampling": {"temperature": 0.5}}).get("a"))
     assert entry_fingerprint(base) != entry_fingerprint(registry({**A, "scope": {"topics": [1]}}).get("a"))
 
@@ -81,7 +83,7 @@ def test_plan_runs_each_study_of_new_entries_and_only_runnable_backends() -> Non
         reg,
         diff,
         existing_partitions=["a"],
-        run_backends=DEFAULT_RUN_BACKENDS,
+        run_backends=default_run_backends(),
         materialized={"argument_quality": {"a"}},
         studies_available={"argument_quality", "political"},
         first_tick=True,
@@ -101,10 +103,10 @@ def test_plan_skips_studies_without_assets_and_reports_removals() -> None:
     reg = registry(B)
     diff = diff_states(before, RegistryState.of(reg, before))
     diff_changed = diff_states(RegistryState.of(registry({**B, "seed": 1})), RegistryState.of(reg))
-    plan = plan_registry_work(reg, diff_changed, ["b"], DEFAULT_RUN_BACKENDS, {}, {"argument_quality"}, False)
+    plan = plan_registry_work(reg, diff_changed, ["b"], default_run_backends(), {}, {"argument_quality"}, False)
     assert [(r.partition_key, r.study, r.reason) for r in plan.runs] == [("b", "argument_quality", "changed")]
     assert [s.study for s in plan.skipped] == ["political"]
-    removal = plan_registry_work(reg, diff, ["a", "b"], DEFAULT_RUN_BACKENDS, {}, {"argument_quality"}, False)
+    removal = plan_registry_work(reg, diff, ["a", "b"], default_run_backends(), {}, {"argument_quality"}, False)
     assert removal.removed == ("a",) and removal.runs == () and removal.partitions_to_add == ()
 
 
@@ -116,8 +118,8 @@ def test_merge_pending_drops_removed_entries_and_left_studies() -> None:
 
 
 def test_run_backends_from_the_environment() -> None:
-    assert run_backends({}) == DEFAULT_RUN_BACKENDS
-    assert "vllm" not in DEFAULT_RUN_BACKENDS and "random" in DEFAULT_RUN_BACKENDS
+    assert run_backends({}) == default_run_backends()
+    assert "vllm" not in default_run_backends() and "random" in default_run_backends()
     assert "vllm" in run_backends({"ARGASSETS_RUN_BACKENDS": "all"})
     assert run_backends({"ARGASSETS_RUN_BACKENDS": "none"}) == frozenset()
     assert run_backends({"ARGASSETS_RUN_BACKENDS": ""}) == frozenset()

@@ -8,7 +8,8 @@ import pytest
 
 from argassets.platform.operations.slurm.jobs import SlurmError, parse_show_job, sbatch_options
 from argassets.platform.operations.slurm.launcher import entry_of_run, job_script
-from argassets.platform.registry.entries import RegistryError, SlurmSettings, parse_registry
+from argassets.platform.registry.entries import RegistryError, parse_registry
+from argassets.platform.registry.model_entry import SlurmSettings
 
 REGISTRY = {
     "slurm": {"partition": "gpu", "account": "argproj", "time": "02:00:00", "mem": "32G"},

@@ -194,3 +194,13 @@ def test_best_set_keeps_what_is_not_significantly_worse() -> None:
     assert top_index(np.array([0.2, np.nan, 0.5, 0.9]), np.array([True, True, True, False])) == 2
     assert top_index(np.array([0.3, 0.1]), higher_is_better=False) == 1
     assert top_index(np.array([np.nan])) is None
+
+
+def test_holm_equals_statsmodels_on_random_families() -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(8)
+    for size in (1, 2, 7, 50):
+        p = rng.random(size) ** 3
+        p[: size // 3] = p[0]  # ties
+        np.testing.assert_allclose(adjust_p_values(p, "holm"), multipletests(p, method="holm")[1], rtol=1e-12)

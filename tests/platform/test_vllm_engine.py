@@ -38,13 +38,14 @@ from argassets.argument_quality.judgments import N_RUNS
 from argassets.argument_quality.prompts import render_prompts
 from argassets.argument_quality.resources import WebisSourceResource
 from argassets.platform.judging.choice_parsing import parse_choice
-from argassets.platform.judging.engines import OpenAIJudge, VLLMJudge, build_judge
-from argassets.platform.judging.engines.vllm_backend import run_seed, serve_args
+from argassets.platform.judging.engines import build_judge
+from argassets.platform.judging.engines.openai_compat import OpenAIJudge
+from argassets.platform.judging.engines.vllm_backend import VLLMJudge, run_seed, serve_args
 from argassets.platform.judging.engines.vllm_model import ensure_converted, read_stamp
 from argassets.platform.judging.interface import ChatRequest, SamplingParams
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource

@@ -302,20 +302,22 @@ def test_political_pipeline_end_to_end(kb_arguments, registry_file, duckdb_path,
 
 
 def test_published_tsv_paths_resolve_against_the_data_folder(shared_data_dir):
-    from argassets.platform.registry.entries import ModelEntry
+    from argassets.platform.registry.model_entry import model_entry
 
-    entry = ModelEntry(
+    entry = model_entry(
         name="p",
         backend="import",
         studies=["political"],
         path="political/predictions/gpt4o.tsv",
         format="published_tsv",
     )
-    assert entry.import_file(shared_data_dir) == shared_data_dir / "political/predictions/gpt4o.tsv"
-    absolute = entry.model_copy(update={"path": "/elsewhere/x.tsv"})
-    assert absolute.import_file(shared_data_dir) == Path("/elsewhere/x.tsv")
+    published = entry.judgments_file
+    assert published is not None and published.format == "published_tsv"
+    assert published.resolve(shared_data_dir) == shared_data_dir / "political/predictions/gpt4o.tsv"
+    absolute = entry.model_copy(update={"path": "/elsewhere/x.tsv"}).judgments_file
+    assert absolute is not None and absolute.resolve(shared_data_dir) == Path("/elsewhere/x.tsv")
     with pytest.raises(FileNotFoundError, match="ARGASSETS_DATA_DIR"):
-        entry.import_file(None)
+        published.resolve(None)
 
 
 def test_definitions_hold_the_political_assets_and_checks():
@@ -332,6 +334,8 @@ def test_definitions_hold_the_political_assets_and_checks():
         "political_ensembles": "aggregation",
         "political_pointwise_validation": "reports",
         "political_pairwise_validation": "reports",
+        "political_pointwise_comparisons": "reports",
+        "political_pairwise_comparisons": "reports",
         "political_human_agreement": "reports",
         "political_pairwise_connections": "reports",
         "political_results_page": "reports",

@@ -9,8 +9,8 @@ import pandas as pd
 from argassets.cli.estimate import workloads
 from argassets.platform.judging.interface import Completion
 from argassets.platform.operations.estimate import estimate_partition, missing_completions
-from argassets.platform.registry.entries import ModelEntry
-from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.platform.registry.model_entry import model_entry
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 from argassets.political.predictions import PROTOCOL_SAMPLING, workload
 from argassets.political.prompts import N_REPETITIONS
 
@@ -36,16 +36,16 @@ def test_political_is_estimable_from_its_study_definition() -> None:
 
 
 def test_workload_follows_the_entry_scope_with_validation_items_first() -> None:
-    entry = ModelEntry(name="pilot", backend="random", studies=["political"], scope={"max_arguments": 3})
+    entry = model_entry(name="pilot", backend="random", studies=["political"], scope={"max_arguments": 3})
     requests, runs, sampling = workload(entry, tables().__getitem__)
     assert [r.key for r in requests] == ["a0", "a4", "a5"]  # a5 (pairwise), a4 (pointwise), then a0
     assert runs == N_REPETITIONS == 5 and sampling == PROTOCOL_SAMPLING
-    everything, _, _ = workload(ModelEntry(name="all", backend="random", studies=["political"]), tables().__getitem__)
+    everything, _, _ = workload(model_entry(name="all", backend="random", studies=["political"]), tables().__getitem__)
     assert len(everything) == 6
 
 
 def test_estimate_of_a_political_partition_counts_its_cache(tmp_path: Path) -> None:
-    entry = ModelEntry(name="m", backend="openai", model_id="m", studies=["political"], throughput=5.0)
+    entry = model_entry(name="m", backend="openai", model_id="m", studies=["political"], throughput=5.0)
     requests, runs, sampling = workload(entry, tables().__getitem__)
     cache = JudgmentCache(tmp_path / "cache.sqlite")
     done = Completion(text='{"Score": 40}', run=0, seed=0, latency_s=0.1, requested_at="t", completed_at="t")

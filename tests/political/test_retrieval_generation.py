@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from argassets.cli import main
-from argassets.platform.judging.engines import VLLMJudge
+from argassets.platform.judging.engines.vllm_backend import VLLMJudge
 from argassets.platform.judging.identity import cache_model_key
-from argassets.platform.registry.entries import ModelEntry
-from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.platform.registry.model_entry import ModelEntry
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 from argassets.platform.storage.table_store import ParquetTableStore
 from argassets.political.retrieval.api import debate, persona
 from argassets.political.retrieval.embedded_store import EmbeddedStore, positions_table

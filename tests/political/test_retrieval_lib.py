@@ -135,9 +135,13 @@ def test_missing_embeddings_name_the_asset() -> None:
             "embedding": [[1.0, 0, 0, 0]],
         }
     )
-    with pytest.raises(LookupError, match="materialise political_argument_embeddings"):
+    with pytest.raises(
+        LookupError, match=r"materialise political_argument_embeddings\): run `argassets run-default` \(about"
+    ):
         EmbeddedStore.from_tables(arguments_frame(), relations_frame(), embeddings, positions_table([stats_frame()]))
-    with pytest.raises(LookupError, match="materialise political_argument_embeddings"):
+    with pytest.raises(
+        LookupError, match=r"materialise political_argument_embeddings\): run `argassets run-default` \(about"
+    ):
         embedding_matrix(real_embeddings_stub.iloc[0:0])
 
 

@@ -1,4 +1,4 @@
-"""Study A's assets, by stage: corpora, prompts, judgments, aggregation, reports (length bias among them)."""
+"""Study A's assets, by stage: corpora, prompts, judgments, aggregation, reports (length bias among them), study design."""
 
 from argassets.argument_quality.assets import (
     aggregation,
@@ -8,6 +8,7 @@ from argassets.argument_quality.assets import (
     prompts,
     reports,
     results_page,
+    study_design,
 )
 
-ASSET_MODULES = [corpora, prompts, judgments, aggregation, reports, length_bias, results_page]
+ASSET_MODULES = [corpora, prompts, judgments, aggregation, reports, length_bias, results_page, study_design]

@@ -11,6 +11,7 @@ from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, expert_bt_score
 from argassets.argument_quality.judgments import AQ_JUDGMENT_COLUMNS
 from argassets.argument_quality.report_checks import disconnected_topics
 from argassets.argument_quality.voting import majority_votes
+from argassets.platform.operations.remedies import missing
 from argassets.platform.pairwise.expected import PROBABILITY_COLUMNS
 from argassets.platform.reporting.partition_coverage import check_partition_coverage
 from argassets.platform.reporting.presentation import markdown_table
@@ -84,8 +85,8 @@ def aq_majority_votes(context: dg.AssetExecutionContext, aq_judgments: pd.DataFr
     majority = majority_votes(judgments)
     if majority.empty:
         raise dg.Failure(
-            description="aq_judgments has no rows in any materialised partition: materialise at "
-            "least one judge_models partition of aq_judgments with a study A judge first"
+            description=missing("aq_judgments has no rows in any materialised partition")
+            + " (or `argassets materialize <a Study A judge>` for one partition)"
         )
     majority = majority.merge(flags, on="model", how="left")
     summary = (

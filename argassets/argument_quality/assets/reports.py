@@ -1,5 +1,6 @@
 """Assets: reports (Study A: agreement with experts, cross-model, variability, ensemble, position bias)."""
 
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -7,18 +8,23 @@ from typing import Any, Literal
 import dagster as dg
 import pandas as pd
 
+from argassets.argument_quality.agreement_intervals import (
+    AGREEMENT_METRICS,
+    INTERVAL_COLUMNS,
+    VARIABILITY_METRICS,
+)
 from argassets.argument_quality.agreement_reports import (
     HEADLINE_METRIC,
-    agreement_report,
+    agreement_analysis,
     best_configuration,
     cross_model_report,
     variability_report,
 )
 from argassets.argument_quality.assets.aggregation import JUDGMENTS_IN, BTConfig, judgments_frame
-from argassets.argument_quality.bt_scores import MEAN_DIMENSION, published_scores
+from argassets.argument_quality.bt_scores import MEAN_DIMENSION
 from argassets.argument_quality.configurations import ModelInfo, model_info
 from argassets.argument_quality.ensembles import ensemble_members, ensemble_report
-from argassets.argument_quality.plots import plot_agreement_heatmap, plot_scores_vs_experts
+from argassets.argument_quality.plots import plot_agreement_heatmap, plot_headline_intervals, plot_scores_vs_experts
 from argassets.argument_quality.position_bias import position_bias_report
 from argassets.argument_quality.published import (
     PUBLISHED_BEST,
@@ -26,17 +32,25 @@ from argassets.argument_quality.published import (
     published_model_names,
     read_published_tables,
 )
-from argassets.argument_quality.published_reproduction import reproduction_markdown, with_published
-from argassets.argument_quality.published_resampling import agreement_pairs, metric_intervals
+from argassets.argument_quality.published_reproduction import report_intervals, reproduction_markdown, with_published
 from argassets.platform.paths import resolve_duckdb_path
+from argassets.platform.reporting.interval_config import IntervalConfig
 from argassets.platform.reporting.partition_coverage import check_partition_coverage
-from argassets.platform.reporting.presentation import markdown_table, png_markdown
+from argassets.platform.reporting.presentation import markdown_table, png_markdown, with_interval_text
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.registry import ModelRegistryResource
 
 CONFIG_KEYS = ["model", "strategy", "dimension"]
 #: How "best" is chosen, as the metadata and the results page say it.
 BEST_BY = f"{HEADLINE_METRIC} against the experts (mean over dimensions), non-baseline configurations only"
+
+
+def best_set_by(level: float = 0.95, adjustment: str = "holm") -> str:
+    """How the best set is chosen, with the stated metric and level."""
+    return (
+        f"the best configuration ({BEST_BY}) and every candidate not significantly worse on {HEADLINE_METRIC} "
+        f"(paired clustered bootstrap over topics, {level:.0%} level, {adjustment}-adjusted p-values)"
+    )
 
 
 def reports_folder(explicit: str | None = None) -> Path:
@@ -64,16 +78,18 @@ def _info(registry: ModelRegistryResource, majority: pd.DataFrame) -> dict[str, 
     return model_info(recorded, registry.load())
 
 
-def _notes(report: pd.DataFrame) -> pd.Series:
-    """A human label per row: baseline, not in the registry, restricted scope, best."""
+def _notes(report: pd.DataFrame, best: tuple[str, str] | None = None) -> pd.Series:
+    """A human label per row: best, best set, baseline, not in the registry, restricted scope."""
     notes = []
     for row in report.itertuples(index=False):
         if getattr(row, "kind", None) == "published":
             notes.append("published")
             continue
         parts = []
-        if getattr(row, "is_best", False):
+        if best is not None and (row.model, row.strategy) == best:
             parts.append("**best**")
+        elif getattr(row, "best_set", False):
+            parts.append("best set")
         if getattr(row, "is_baseline", False):
             parts.append("baseline")
         if not getattr(row, "in_registry", True):
@@ -85,12 +101,24 @@ def _notes(report: pd.DataFrame) -> pd.Series:
     return pd.Series(notes, index=report.index, dtype="object")
 
 
-def _report_markdown(report: pd.DataFrame, drop: list[str] | None = None, max_rows: int = 500) -> str:
+#: Columns the Markdown tables leave out: flags (in the notes) and how the intervals were made
+#: (one line of metadata says it for the whole table).
+_HIDDEN = ("best_set", "is_baseline", "in_registry", "scope", *INTERVAL_COLUMNS[1:])
+
+
+def _report_markdown(
+    report: pd.DataFrame,
+    drop: list[str] | None = None,
+    max_rows: int = 500,
+    best: tuple[str, str] | None = None,
+    metrics: tuple[str, ...] = tuple(AGREEMENT_METRICS),
+) -> str:
     if report.empty:
         return "_(no rows)_"
     shown = report.drop(columns=[c for c in (drop or []) if c in report.columns])
-    shown = shown.drop(columns=[c for c in ("is_best", "is_baseline", "in_registry", "scope") if c in shown.columns])
-    shown.insert(len(CONFIG_KEYS), "notes", _notes(report))
+    shown = shown.drop(columns=[c for c in _HIDDEN if c in shown.columns])
+    shown = with_interval_text(shown, metrics)
+    shown.insert(len(CONFIG_KEYS), "notes", _notes(report, best))
     return markdown_table(shown, max_rows=max_rows)
 
 
@@ -119,8 +147,8 @@ def _png_metadata(folder: Path, name: str, png: bytes, title: str) -> dict[str, 
     }
 
 
-class AgreementConfig(dg.Config):
-    """What the LLM scores are compared with, and which extra configurations to plot."""
+class AgreementConfig(IntervalConfig):
+    """What the LLM scores are compared with, which extra configurations to plot, and the intervals."""
 
     #: ``published``: the corpus's z-scores; ``expert_bt``: our BT scores of the raw expert comparisons.
     reference: Literal["published", "expert_bt"] = "published"
@@ -128,10 +156,6 @@ class AgreementConfig(dg.Config):
     plot_configurations: list[str] = []
     #: Folder for the PNG files (default: ``reports/`` beside the DuckDB file).
     reports_dir: str | None = None
-    #: Bootstrap of the metrics of models with ``published_as`` (0: no intervals, ``reproduced`` unknown).
-    n_bootstrap: int = 200
-    seed: int = 20200705
-    confidence: float = 0.95
 
 
 def _plotted_configurations(
@@ -155,7 +179,22 @@ def _plotted_configurations(
     return list(dict.fromkeys(wanted))
 
 
-@dg.asset(group_name="reports", kinds={"duckdb", "pandas"})
+@dg.multi_asset(
+    outs={
+        "aq_agreement_report": dg.AssetOut(
+            description="LLM configurations against the experts (BT score correlations and errors, label "
+            "agreement) with clustered intervals and the best set, beside the paper's.",
+            group_name="reports",
+            kinds={"duckdb", "pandas"},
+        ),
+        "aq_comparisons": dg.AssetOut(
+            description="Each configuration against the best one and each baseline on the same topics: "
+            "paired differences with clustered intervals and adjusted p-values.",
+            group_name="reports",
+            kinds={"duckdb", "pandas"},
+        ),
+    },
+)
 def aq_agreement_report(
     context: dg.AssetExecutionContext,
     config: AgreementConfig,
@@ -166,35 +205,64 @@ def aq_agreement_report(
     aq_expert_bt_scores: pd.DataFrame,
     webis_expert_comparisons: pd.DataFrame,
     webis_arguments: pd.DataFrame,
-) -> dg.Output[pd.DataFrame]:
-    """LLM configurations against the experts (BT score correlations and errors, label agreement), beside the paper's."""
+):
+    """LLM configurations against the experts, with intervals, paired comparisons and the best set."""
     reference = None
     if config.reference == "expert_bt":
         reference = aq_expert_bt_scores[["dimension", "topic_id", "discussion_id", "argument_id", "bt_z"]].rename(
             columns={"bt_z": "published_z"}
         )
     info = _info(registry, aq_majority_votes)
-    measured = agreement_report(
-        aq_bt_scores, aq_majority_votes, webis_expert_comparisons, webis_arguments, info, reference=reference
+    started = time.perf_counter()
+    analysis = agreement_analysis(
+        aq_bt_scores,
+        aq_majority_votes,
+        webis_expert_comparisons,
+        webis_arguments,
+        info,
+        reference=reference,
+        settings=config.interval_settings(),
+        adjustment=config.adjustment,
     )
+    context.log.info(f"agreement report with intervals and comparisons in {time.perf_counter() - started:.1f} s")
+    measured = analysis.report
     best = best_configuration(measured)
     published = published_table(context, data, "experts")
     mapped = {name: paper for paper, name in published_model_names(registry.load()).items()}
-    present = [name for name in mapped if name in set(measured["model"])]
-    intervals = None
-    if present and config.n_bootstrap:
-        score_pairs, label_pairs = agreement_pairs(
-            aq_bt_scores,
-            aq_majority_votes,
-            webis_expert_comparisons,
-            reference if reference is not None else published_scores(webis_arguments),
-            present,
-        )
-        intervals = metric_intervals(
-            score_pairs, label_pairs, n_bootstrap=config.n_bootstrap, seed=config.seed, confidence=config.confidence
-        )
-    report, reproduction = with_published(measured, published, mapped, intervals)
+    report, reproduction = with_published(measured, published, mapped, report_intervals(measured))
+    yield dg.Output(
+        report,
+        output_name="aq_agreement_report",
+        metadata=_agreement_metadata(context, config, report, measured, best, reproduction, published, aq_bt_scores),
+    )
+    comparisons = analysis.comparisons
+    headline = comparisons[(comparisons["dimension"] == MEAN_DIMENSION) & (comparisons["metric"] == HEADLINE_METRIC)]
+    yield dg.Output(
+        comparisons,
+        output_name="aq_comparisons",
+        metadata={
+            "dagster/row_count": len(comparisons),
+            "best_configuration": f"{best[0]} / {best[1]}" if best else "none (no non-baseline configuration)",
+            "best_set_by": best_set_by(config.interval_level, config.adjustment),
+            "intervals": config.interval_settings().describe() + ", clustered over topics",
+            "headline": dg.MetadataValue.md(markdown_table(headline)),
+        },
+    )
+
+
+def _agreement_metadata(
+    context: dg.AssetExecutionContext,
+    config: AgreementConfig,
+    report: pd.DataFrame,
+    measured: pd.DataFrame,
+    best: tuple[str, str] | None,
+    reproduction: pd.DataFrame,
+    published: pd.DataFrame | None,
+    scores: pd.DataFrame,
+) -> dict[str, Any]:
+    """The agreement report's metadata: counts, best and best set, the table, reproduction, plots."""
     folder = reports_folder(config.reports_dir)
+    in_set = measured[measured["best_set"].astype(bool) & (measured["dimension"] == MEAN_DIMENSION)]
     metadata: dict[str, Any] = {
         "dagster/row_count": len(report),
         "reference": config.reference,
@@ -202,9 +270,14 @@ def aq_agreement_report(
         "published_rows": int((report["kind"] == "published").sum()),
         "best_configuration": f"{best[0]} / {best[1]}" if best else "none (no non-baseline configuration)",
         "best_by": BEST_BY,
+        "best_set": dg.MetadataValue.json(
+            [f"{m} / {s}" for m, s in zip(in_set["model"], in_set["strategy"], strict=True)]
+        ),
+        "best_set_by": best_set_by(config.interval_level, config.adjustment),
+        "intervals": config.interval_settings().describe() + ", clustered over topics",
         "results_page": dg.MetadataValue.path(str(results_page_path(config.reports_dir))),
-        "report": dg.MetadataValue.md(_report_markdown(report)),
-        "reproduction": dg.MetadataValue.md(reproduction_markdown(reproduction, config.confidence)),
+        "report": dg.MetadataValue.md(_report_markdown(report, best=best)),
+        "reproduction": dg.MetadataValue.md(reproduction_markdown(reproduction, config.interval_level)),
     }
     if config.reference != "published" and published is not None:
         context.log.warning(
@@ -220,16 +293,22 @@ def aq_agreement_report(
         metadata.update(
             _png_metadata(folder, "aq_agreement_heatmap", plot_agreement_heatmap(report), "agreement heat map")
         )
+        metadata.update(
+            _png_metadata(
+                folder, "aq_agreement_intervals", plot_headline_intervals(report), "headline metrics with intervals"
+            )
+        )
     for model, strategy in _plotted_configurations(context, config.plot_configurations, report, best):
-        png = plot_scores_vs_experts(aq_bt_scores, model, strategy)
+        png = plot_scores_vs_experts(scores, model, strategy)
         safe = f"{model}__{strategy}".replace("/", "_").replace(":", "_")
         metadata.update(_png_metadata(folder, f"aq_scores_{safe}", png, f"{model} / {strategy} vs experts"))
-    return dg.Output(report, metadata=metadata)
+    return metadata
 
 
 @dg.asset(group_name="reports", kinds={"duckdb", "pandas"})
 def aq_cross_model_report(
     context: dg.AssetExecutionContext,
+    config: IntervalConfig,
     registry: ModelRegistryResource,
     data: PublishedDataResource,
     aq_bt_scores: pd.DataFrame,
@@ -238,7 +317,9 @@ def aq_cross_model_report(
 ) -> dg.Output[pd.DataFrame]:
     """Every configuration against the best one (same metrics, shared arguments and comparisons), beside the paper's."""
     best = best_configuration(aq_agreement_report) or best_configuration(aq_agreement_report, baselines=True)
-    measured = cross_model_report(aq_bt_scores, aq_majority_votes, best, _info(registry, aq_majority_votes))
+    measured = cross_model_report(
+        aq_bt_scores, aq_majority_votes, best, _info(registry, aq_majority_votes), settings=config.interval_settings()
+    )
     published = published_table(context, data, "best")
     mapped = {name: paper for paper, name in published_model_names(registry.load()).items()}
     report, _ = with_published(measured, published, mapped, best=PUBLISHED_BEST, reproduce=False)
@@ -250,22 +331,31 @@ def aq_cross_model_report(
             "reference_by": f"{BEST_BY}; a baseline when no other configuration was judged",
             "published_rows": int((report["kind"] == "published").sum()),
             "published_best_configuration": f"published:{PUBLISHED_BEST[0]} / {PUBLISHED_BEST[1]}",
+            "intervals": config.interval_settings().describe() + ", clustered over topics",
             "report": dg.MetadataValue.md(_report_markdown(report)),
         },
     )
 
 
 @dg.asset(group_name="reports", kinds={"duckdb", "pandas"})
-def aq_variability_report(registry: ModelRegistryResource, aq_majority_votes: pd.DataFrame) -> dg.Output[pd.DataFrame]:
+def aq_variability_report(
+    config: IntervalConfig, registry: ModelRegistryResource, aq_majority_votes: pd.DataFrame
+) -> dg.Output[pd.DataFrame]:
     """Per configuration: shares of all-equal, two-equal and all-unequal runs, and alpha across runs."""
-    report = variability_report(aq_majority_votes, _info(registry, aq_majority_votes))
+    report = variability_report(
+        aq_majority_votes, _info(registry, aq_majority_votes), settings=config.interval_settings()
+    )
     return dg.Output(
         report,
-        metadata={"dagster/row_count": len(report), "report": dg.MetadataValue.md(_report_markdown(report))},
+        metadata={
+            "dagster/row_count": len(report),
+            "intervals": config.interval_settings().describe() + ", clustered over topics",
+            "report": dg.MetadataValue.md(_report_markdown(report, metrics=tuple(VARIABILITY_METRICS))),
+        },
     )
 
 
-class EnsembleConfig(BTConfig):
+class EnsembleConfig(BTConfig, IntervalConfig):
     """Ensemble members (default: every non-baseline registry model with judgments) and name."""
 
     members: list[str] = []
@@ -298,7 +388,14 @@ def aq_ensemble(
         else:
             name = "non-baseline" if any(not info[m].is_baseline for m in members if m in info) else "all-models"
     report, _, _ = ensemble_report(
-        aq_majority_votes, webis_expert_comparisons, webis_arguments, members, name, config.settings(), info
+        aq_majority_votes,
+        webis_expert_comparisons,
+        webis_arguments,
+        members,
+        name,
+        config.settings(),
+        info,
+        intervals=config.interval_settings(),
     )
     return dg.Output(
         report,

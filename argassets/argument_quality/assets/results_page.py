@@ -3,8 +3,9 @@
 import dagster as dg
 import pandas as pd
 
-from argassets.argument_quality.assets.reports import BEST_BY, results_page_path
+from argassets.argument_quality.assets.reports import best_set_by, results_page_path
 from argassets.argument_quality.results_page import aq_page_html
+from argassets.platform.reporting.pages import page_url
 from argassets.platform.reporting.results_page import write_page
 
 
@@ -17,15 +18,19 @@ class ResultsPageConfig(dg.Config):
 
 @dg.asset(group_name="reports", kinds={"html", "plotly"})
 def aq_results_page(
-    config: ResultsPageConfig, aq_agreement_report: pd.DataFrame, aq_length_bias: pd.DataFrame
+    config: ResultsPageConfig,
+    aq_agreement_report: pd.DataFrame,
+    aq_length_bias: pd.DataFrame,
+    aq_comparisons: pd.DataFrame,
 ) -> dg.MaterializeResult:
-    """Study A's results in one HTML file that opens offline: sortable leaderboards, verdicts, interactive plots."""
-    text = aq_page_html(aq_agreement_report, aq_length_bias, BEST_BY)
+    """Study A's results in one HTML file that opens offline: leaderboards with intervals, comparisons, verdicts, plots."""
+    text = aq_page_html(aq_agreement_report, aq_length_bias, best_set_by(), aq_comparisons)
     path = write_page(results_page_path(config.reports_dir), text)
     return dg.MaterializeResult(
         metadata={
             "results_page": dg.MetadataValue.path(str(path)),
-            "open": dg.MetadataValue.url(path.as_uri()),
+            # served by `argassets ui` (browsers refuse file:// links); `argassets open` finds it too
+            "open": dg.MetadataValue.url(page_url(path.name)),
             "size_bytes": len(text.encode("utf-8")),
         }
     )

@@ -1,15 +1,4 @@
-"""Judging through the cache: only what is missing is sent, in batches, each stored before the next.
-
-Before a batch is sent its keys are claimed in the cache, so that concurrent runs of the same model
-and sampling (on one machine or many) never send a key twice; see
-:mod:`argassets.platform.storage.judgment_cache`.
-
-Identical prompts (same SHA-256) asked under the same sampling parameters and run are sent once
-and their completion is shared: the cache answers by prompt, not by caller key.
-
-A non-answer (:func:`argassets.platform.judging.interface.is_non_answer`) is never final: a later call asks
-it again, up to :data:`MAX_ATTEMPTS` attempts per key in all, then keeps it (given up).
-"""
+"""Judging through the cache: only what is missing is sent, in batches, each stored before the next."""
 
 from __future__ import annotations
 
@@ -28,13 +17,8 @@ from argassets.platform.judging.interface import (
     SamplingParams,
     is_non_answer,
 )
-from argassets.platform.storage.judgment_cache import (
-    CachedRow,
-    JudgmentStore,
-    decode_label_probs,
-    encode_label_probs,
-    new_owner_id,
-)
+from argassets.platform.storage.judgment_cache.codec import CachedRow, decode_label_probs, encode_label_probs
+from argassets.platform.storage.judgment_cache.interface import JudgmentStore, new_owner_id
 
 Log = Callable[[str], None] | logging.Logger | None
 

@@ -1,17 +1,4 @@
-"""Judging, independent of Dagster and of any backend: chat requests, sampling, completions, judges.
-
-- :class:`ChatRequest` is one system + user chat with an optional restriction of the output
-  (``choices`` for guided choice, ``json_schema`` for structured output) and free ``context``
-  for baselines that look at the items rather than the prompt.
-- :class:`SamplingParams` are the decoding parameters; :meth:`SamplingParams.key` is a stable
-  short hash of them, part of the cache key.
-- :class:`Judge` is the one interface every backend implements: ``complete`` answers a batch of
-  requests with one :class:`Completion` per requested run; ``close`` frees what it holds.
-- :func:`is_non_answer` says which completions are no judgment at all (a failed response, empty
-  text): never final, asked again.
-- The cache is :mod:`argassets.platform.storage.judgment_cache`; sending only what it lacks is
-  :mod:`argassets.platform.judging.incremental`.
-"""
+"""Judging, independent of Dagster and of any engine: chat requests, sampling, completions, judges."""
 
 from __future__ import annotations
 
@@ -21,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -262,6 +250,36 @@ class Judge(Protocol):
 
     def close(self) -> None:
         """Free what the judge holds (an engine, a model, HTTP connections); safe to call twice."""
+        ...
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """A deployment's run-time settings of the judges; each engine reads those that concern it.
+
+    ``environ`` (default ``os.environ``) is where endpoint URLs and keys are looked up when the judge
+    is built; ``data_dir`` (default the published-data folder) is where relative import paths resolve.
+    """
+
+    openai_structured_output: str = "json_schema"
+    openai_timeout_s: float = 120.0
+    openai_max_retries: int = 6
+    llama_threads: int | None = None
+    environ: Mapping[str, str] | None = None
+    data_dir: Path | None = None
+
+
+@runtime_checkable
+class PromptTokenizer(Protocol):
+    """Counts the prompt tokens of requests as a model sees them (its chat template included)."""
+
+    @property
+    def description(self) -> str:
+        """How the counts were made, for the estimate's report (e.g. ``tokenizer of x.gguf (llama.cpp)``)."""
+        ...
+
+    def count(self, requests: Sequence[ChatRequest]) -> list[int]:
+        """Tokens of each request's prompt, in request order."""
         ...
 
 

@@ -1,18 +1,4 @@
-"""The probability a judge gave each allowed label, read from the log-probabilities at the label's position.
-
-A label is emitted at one generated token (the *label position*: the first token of a bare label,
-of ``{"label": "Tie"}``'s value, or of the verdict after a reasoning). The candidates an engine
-reports there (its top log-probabilities) are read as labels: a candidate whose text, after what
-the emitted token holds before the label (``"`` in ``"Tie``), spells the start of a label (``T``,
-``Ti``, ``Tie``; as the labels are spelled: ``a`` is no ``A``, the grammar would not draw it), or
-the whole label followed by punctuation (``A.``, ``A"``) in an answer that is more than a bare
-label, counts for that label. A bare-label answer (guided choice) could not have drawn ``A.``, so
-there only the starts of labels count: these are exactly the tokens the engine may draw first, and the path
-they start ends in that label, so the renormalised probabilities are the distribution the runs
-are drawn from (at temperature 1, no truncation). ``label_mass`` is the raw sum before
-renormalising: near 1 when the model meant to answer with a label, low when the restriction
-forced it to.
-"""
+"""The probability a judge gave each allowed label, read from the log-probabilities at the label's position."""
 
 from __future__ import annotations
 

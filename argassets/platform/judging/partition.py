@@ -16,15 +16,14 @@ from typing import Any
 import dagster as dg
 import pandas as pd
 
-from argassets.platform.judging.engines import default_batch_size
 from argassets.platform.judging.engines.vllm_backend import run_seed
 from argassets.platform.judging.identity import cache_model_key, model_identity
 from argassets.platform.judging.incremental import MAX_ATTEMPTS, judge_incrementally
 from argassets.platform.judging.interface import CachedCompletion, ChatRequest, SamplingParams
 from argassets.platform.judging.label_probabilities import draw_label, label_distribution
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
-from argassets.platform.storage.judgment_cache import JudgmentCache
+from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 
 
 @dataclass(frozen=True)
@@ -101,8 +100,7 @@ def judge_partition(
     identity = model_identity(entry)
     cache_model = cache_model_key(entry, identity)
     the_judge = judge.build(entry)
-    imported = entry.backend == "import"
-    cache = JudgmentCache(":memory:") if imported else judgment_cache.open()
+    cache = judgment_cache.open() if entry.caches_judgments else JudgmentCache(":memory:")
     started = time.perf_counter()
     probabilities_mode = entry.mode == "label_probabilities"
     try:
@@ -113,7 +111,7 @@ def judge_partition(
             probe_sampling(sampling, requests) if probabilities_mode else sampling,
             1 if probabilities_mode else n_runs,
             cache,
-            batch_size=default_batch_size(entry),
+            batch_size=entry.default_batch_size,
             log=context.log,
         )
     finally:
@@ -129,7 +127,7 @@ def judge_partition(
         completions=completions,
         backend=the_judge.backend,
         elapsed_s=time.perf_counter() - started,
-        cache_location="none (import)" if imported else judgment_cache.location(),
+        cache_location=judgment_cache.location() if entry.caches_judgments else f"none ({entry.backend})",
         http=http,
         identity=identity,
         cache_model=cache_model,
@@ -193,7 +191,11 @@ def judging_metadata(
         "model_id": entry.model_id or "",
         "scope": scope_text,
         "sampling": dg.MetadataValue.json(
-            {**sampling.as_dict(), "key": sampling.key(), "server_sampling_defaults": entry.server_sampling_defaults}
+            {
+                **sampling.as_dict(),
+                "key": sampling.key(),
+                "server_sampling_defaults": entry.uses_server_sampling_defaults,
+            }
         ),
         "mode": entry.mode,
         "completions_sent": judged.sent,
@@ -209,7 +211,7 @@ def judging_metadata(
         "model_identity": dg.MetadataValue.json({**judged.identity, "cache_key": judged.cache_model}),
         **judged.http,
     }
-    if entry.server_sampling_defaults:
+    if entry.uses_server_sampling_defaults:
         metadata["server_sampling_defaults"] = (
             "the endpoint applies its own sampling defaults (top_k, min_p, repetition penalty are not sent): "
             "the runs may be drawn from a truncated distribution"

@@ -1,32 +1,4 @@
-"""Declarative automation: what refreshes by itself once a model partition lands.
-
-Three conditions, attached by :func:`with_automation` to every asset downstream of a study's
-partitioned root (its ``StudyDefinition.root_asset``) that does not set its own:
-
-- assets partitioned by model (``models_<study>``; per-model aggregates) get
-  :func:`partition_condition`: Dagster's ``eager()``, evaluated per partition, so a model's
-  aggregates follow its judgments;
-- assets that are not partitioned (the reports over all models) get
-  :func:`all_partitions_condition`: refresh after an upstream asset updated, but only once **no
-  run upstream is queued or in progress** (looked for up to :data:`UPSTREAM_DEPTH` levels up)
-  and **no report of the same study is** (:func:`study_reports_busy`). When the registry sensor
-  requests five model partitions at once, the reports therefore wait for all five and refresh
-  once, not five times; and a study's report runs never overlap, so no report is built from a
-  copy that another report run is replacing. An upstream update seen while the reports were held
-  back is remembered until they are next requested (not forgotten when a report run that started
-  earlier lands), so the reports run again after it and nothing ends stale. Model partitions that
-  never ran (e.g. GPU models on a CPU machine) do not block them: missing model partitions are
-  ignored, missing unpartitioned inputs are not.
-
-The standalone assets (built from a study's inputs but not from its judgments, or from a resource
-only) get Dagster's ``eager()``: built once and after their inputs change, so that the checks on
-them are evaluated too.
-
-Each study's reports are evaluated by a sensor of their own (``sensors.report_sensors``), whose
-runs carry the tag ``argassets/reports: <study>`` (the run queue holds one such run per study at a
-time); the code location's automation sensor (``sensors.AUTOMATION_SENSOR``) evaluates the rest.
-:func:`stale_keys` is the plain staleness rule the nightly schedule uses.
-"""
+"""Declarative automation: what refreshes by itself once a model partition lands (docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -44,9 +16,11 @@ from argassets.platform.study import studies
 #: How many levels above an unpartitioned report an in-progress run still holds it back.
 UPSTREAM_DEPTH = 6
 #: Assets of these kinds are never materialised automatically (run them from the UI or the CLI):
-#: the Neo4j export writes to an external system that may not be configured, and sentence
-#: embeddings of the whole knowledge base take many CPU minutes that a refresh must not spend.
-MANUAL_KINDS: frozenset[str] = frozenset({"neo4j", "sentence_transformers"})
+#: the Neo4j export writes to an external system that may not be configured, and a study design is
+#: drawn once and fielded (a redraw would replace a study in the field). (Sentence embeddings were
+#: here too; they are read from the embedding cache shared by every home, so only texts no home
+#: embedded before cost CPU time, and run-default and the automation build them.)
+MANUAL_KINDS: frozenset[str] = frozenset({"neo4j", "study_design"})
 
 K = TypeVar("K", bound=Hashable)
 

@@ -37,8 +37,8 @@ def unevaluated_checks(
 
     Excused: checks of assets that only serve studies in ``left_out`` (e.g. those that need the
     published data when there is none), and checks of assets of
-    :data:`~argassets.platform.operations.automation.MANUAL_KINDS` (they need an optional service: Neo4j, or
-    minutes of embeddings, and run by hand).
+    :data:`~argassets.platform.operations.automation.MANUAL_KINDS` (they need an optional service,
+    Neo4j, and run by hand).
     """
     from dagster._core.storage.asset_check_execution_record import AssetCheckExecutionRecordStatus
 

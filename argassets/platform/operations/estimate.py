@@ -1,14 +1,4 @@
-"""The work of one model partition before it runs: requests, tokens, cache, time, cost.
-
-Plain functions, no Dagster. Prompt tokens are counted with the model's tokenizer where it is
-local, else approximated as characters / 4 (:mod:`argassets.platform.judging.prompt_tokens`; every
-estimate states which). Time comes from a
-throughput in completions per second: measured on the entry's earlier runs (their
-``completions_sent`` / ``elapsed_s`` metadata), else declared in the registry (``throughput``);
-without either there is no time estimate. The Slurm time limit is the estimate times a margin,
-plus the time a run needs to start; a budget (GPU-hours, or US dollars for an entry with a
-declared ``price``) refuses a partition whose estimate exceeds it.
-"""
+"""The work of one model partition before it runs: requests, tokens, cache, time, cost (docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -19,8 +9,8 @@ from dataclasses import asdict, dataclass
 
 from argassets.platform.judging.interface import ChatRequest
 from argassets.platform.judging.prompt_tokens import APPROXIMATION, approx_tokens
-from argassets.platform.registry.entries import ModelEntry
-from argassets.platform.storage.judgment_cache import JudgmentStore
+from argassets.platform.registry.model_entry import ModelEntry
+from argassets.platform.storage.judgment_cache.interface import JudgmentStore
 
 #: The Slurm time limit is this many times the estimate, plus ``STARTUP_S``.
 TIME_MARGIN = 1.5
@@ -122,9 +112,7 @@ def estimate_partition(
     prompt_tokens = sum(counts) * n_runs
     rate, source = throughput
     seconds = None if not rate else to_send / rate
-    usd = None
-    if entry.price is not None:
-        usd = (prompt_tokens * entry.price.input_per_mtok + to_send * max_tokens * entry.price.output_per_mtok) / 1e6
+    usd = entry.cost_usd(prompt_tokens, to_send * max_tokens)
     return WorkEstimate(
         model=entry.name,
         study=study,
@@ -138,7 +126,7 @@ def estimate_partition(
         throughput_source=source,
         seconds=seconds,
         time_limit_minutes=None if seconds is None else time_limit_minutes(seconds),
-        gpu_hours=None if seconds is None or not entry.gpus else entry.gpus * seconds / 3600.0,
+        gpu_hours=None if seconds is None or not entry.gpus_needed else entry.gpus_needed * seconds / 3600.0,
         usd=usd,
     )
 

@@ -1,13 +1,5 @@
-"""Where a run would execute, as the pre-flight sees it: its CUDA GPUs and the engines it can import.
-
-:func:`local_machine` describes this machine (detected when first asked: ``nvidia-smi -L``, else
-``/proc/driver/nvidia/gpus``, within ``CUDA_VISIBLE_DEVICES``; engine modules found with
-``importlib.util.find_spec``, never imported). :func:`slurm_machine` describes a Slurm cluster
-(its largest node's GPUs, from ``sinfo``; the nodes share this Python environment; their model
-caches are not checked from here).
-:func:`machine_for_instance` picks the one an instance's run launcher runs on. No Dagster import
-at module level: plain code, tested without an instance.
-"""
+"""Where a run would execute, as the pre-flight sees it: its CUDA GPUs and the engines it can import
+(docs/operations.md, "Pre-flight"). No Dagster import: plain code, tested without an instance."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""The pre-flight in the UI: a partition that cannot run here carries an observation saying why.
-
-Dagster's partition view knows materialised, failed, in progress and missing; a partition that
-this deployment cannot run would read as "Missing". So the registry sensor (and ``argassets
-partitions sync``) records an ``AssetObservation`` on that partition of each study's root asset,
-with ``runnable_here = false`` and the pre-flight's reason, shown in the partition's panel; one
-saying ``runnable_here = true`` follows when it can run again. An observation is recorded only
-when the state changes. Observations of a materialised asset do not trigger declarative automation.
-"""
+"""The pre-flight in the UI: a partition that cannot run here carries an ``AssetObservation`` saying why
+(``runnable_here = false``), recorded when its state changes (docs/operations.md, "Pre-flight")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""Stop a process and every process it started, including those already reparented to init.
-
-``dagster dev`` starts a webserver, a daemon and code servers, and those start run workers. On a
-signal it stops its children, but a child busy in a run (or one that ignores SIGINT, as gRPC code
-servers do) outlives it, reparented to init, and is no longer a descendant anyone can find. A
-:class:`ProcessTree` therefore remembers every descendant seen while the process ran
-(:meth:`ProcessTree.remember`, called while waiting), and :meth:`ProcessTree.stop` signals the
-root, waits, then terminates and finally kills whatever is left of everything remembered.
-"""
+"""Stop a process and every process it started, including those already reparented to init."""
 
 from __future__ import annotations
 

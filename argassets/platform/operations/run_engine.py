@@ -31,7 +31,7 @@ class OperationError(RuntimeError):
 
 def say(message: str) -> None:
     """One line of progress on standard output, flushed (forked processes write to the same stream)."""
-    print(message, flush=True)  # noqa: T201
+    print(message, flush=True)
 
 
 class Executor:

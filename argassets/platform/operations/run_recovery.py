@@ -1,20 +1,4 @@
-"""Runs whose process is gone are failed and their pool slots freed; a signalled run stops.
-
-A run killed without a trace (SIGKILL, a crash, power loss) stays ``STARTED`` in the run history
-and keeps the concurrency slots its steps claimed, so every later run of the ``gpu`` pool waits
-for ever. On one machine (SQLite run storage) the process that ran it is known: the ``argassets``
-CLI tags its runs with its pid and host, and every event Dagster writes records the pid of the
-process that wrote it (``dagster asset materialize``, the UI's run workers, sensors' runs). A run
-none of whose processes is alive any more is an orphan: :func:`fail_orphaned_runs` marks it failed
-and frees its slots. It runs at the start of every ``argassets`` command, when the code location
-loads (so ``dagster asset materialize`` and ``dagster dev`` recover before they run anything) and
-in the daemon every 30 s (``orphaned_runs_sensor``). Deployments with a shared run storage
-(PostgreSQL, Kubernetes) rely on Dagster's run monitoring instead.
-
-:func:`run_stoppably` runs a Dagster execution in a worker thread so that SIGTERM and SIGINT always
-reach the main thread: Dagster defers interrupts while a step waits for a pool slot, which made a
-waiting ``argassets`` command ignore both signals.
-"""
+"""Runs whose process is gone are failed and their pool slots freed; a signalled run stops."""
 
 from __future__ import annotations
 
@@ -141,9 +125,9 @@ def recover_at_load() -> None:
     try:
         with dg.DagsterInstance.get() as instance:
             for run, reason in fail_orphaned_runs(instance):
-                print(f"argassets: marked failed: run {run.run_id} ({run.job_name}); {reason}", flush=True)  # noqa: T201
-    except Exception as exc:  # noqa: BLE001 (reported, and the code location still loads)
-        print(f"argassets: could not check for orphaned runs: {exc}", flush=True)  # noqa: T201
+                print(f"argassets: marked failed: run {run.run_id} ({run.job_name}); {reason}", flush=True)
+    except Exception as exc:  # reported, and the code location still loads
+        print(f"argassets: could not check for orphaned runs: {exc}", flush=True)
 
 
 # --- stopping on SIGTERM / SIGINT ---------------------------------------------------------------
@@ -197,7 +181,7 @@ def run_stoppably(execute: Callable[[], T], instance: dg.DagsterInstance, poll_s
     def work() -> None:
         try:
             values.append(execute())
-        except BaseException as exc:  # noqa: BLE001 (re-raised in the main thread)
+        except BaseException as exc:  # re-raised in the main thread
             errors.append(exc)
 
     worker = threading.Thread(target=work, name="argassets-run", daemon=True)

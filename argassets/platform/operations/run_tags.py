@@ -1,21 +1,4 @@
-"""Run tags derived from a registry entry: how many GPUs a run asks for, and where it may run.
-
-Every run of one model partition that the platform launches (registry sensor, the per-study
-partitioned jobs and their backfills, the ``argassets`` CLI) carries these tags:
-
-``argassets/model``, ``argassets/backend``, ``argassets/gpus``
-    Human-readable; filter runs by them in the UI.
-``argassets/pool = gpu``
-    Only on runs that need GPUs. The local run queue limits how many such runs execute at once
-    (``deploy/local/dagster.yaml``: ``concurrency.runs.tag_concurrency_limits``).
-``dagster-k8s/config``
-    Only on runs that need GPUs: the Kubernetes resources (``nvidia.com/gpu`` requests and limits
-    equal to the entry's ``gpus``), a node selector and a toleration for GPU nodes, and a
-    memory-backed ``/dev/shm`` (vLLM's tensor parallelism needs it). ``K8sRunLauncher`` merges this
-    into the run worker's pod (``deploy/k8s/``).
-
-No Dagster import here: plain functions, tested without an instance.
-"""
+"""Run tags derived from a registry entry: how many GPUs a run asks for, and where it may run."""
 
 from __future__ import annotations
 
@@ -23,7 +6,7 @@ import json
 import os
 from collections.abc import Mapping
 
-from argassets.platform.registry.entries import ModelEntry
+from argassets.platform.registry.model_entry import ModelEntry
 
 MODEL_TAG = "argassets/model"
 BACKEND_TAG = "argassets/backend"
@@ -96,11 +79,11 @@ def run_tags_for_entry(
     tags = {
         MODEL_TAG: entry.name,
         BACKEND_TAG: entry.backend,
-        GPUS_TAG: str(entry.gpus),
+        GPUS_TAG: str(entry.gpus_needed),
     }
     if study is not None:
         tags[STUDY_TAG] = study
-    if entry.gpus > 0:
+    if entry.gpus_needed > 0:
         tags[POOL_TAG] = GPU_POOL
-        tags[K8S_CONFIG_TAG] = json.dumps(k8s_gpu_config(entry.gpus, gpu_node_selector(environ)), sort_keys=True)
+        tags[K8S_CONFIG_TAG] = json.dumps(k8s_gpu_config(entry.gpus_needed, gpu_node_selector(environ)), sort_keys=True)
     return tags

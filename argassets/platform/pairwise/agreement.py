@@ -1,17 +1,4 @@
-"""Agreement between two raters of the same items: scores and nominal labels, per group at once.
-
-Score metrics compare two vectors of scores over the same items: Pearson's r, Spearman's rho and
-Kendall's tau-b (scipy), mean absolute error and root mean squared error.
-
-Label metrics compare two raters' nominal labels over the same units: Cohen's kappa, Krippendorff's
-alpha (nominal) and percent agreement. Kappa and percent agreement come from per-group confusion
-matrices, so thousands of groups cost one pass over the data; Krippendorff's alpha is the
-``krippendorff`` package's (one implementation for both studies), computed per group.
-
-Undefined values are NaN, never an exception: a correlation of a constant vector, kappa when
-both raters use a single and the same category, alpha when only one category occurs or no unit
-has two ratings.
-"""
+"""Agreement between two raters of the same items: scores and nominal labels, per group at once."""
 
 from __future__ import annotations
 

@@ -1,39 +1,4 @@
-"""Bradley-Terry strengths from win-count matrices: the one BT fit of both studies.
-
-Model
------
-Under the Bradley-Terry model, item :math:`i` beats item :math:`j` with probability
-:math:`e^{\\theta_i} / (e^{\\theta_i} + e^{\\theta_j})`. The strengths :math:`\\theta` are estimated
-by iterative Luce spectral ranking (``choix.ilsr_pairwise_dense``) from a win-count matrix
-``W[i, j]`` = times *i* beat *j*. ``alpha`` > 0 adds ``alpha`` to every transition rate of the LSR
-Markov chain, the regularisation choix documents; it keeps the estimate finite for items that
-never lose or never win and for comparison graphs that are not connected.
-
-The estimate
-------------
-The estimate is the one ``choix.ilsr_pairwise_dense`` converges to. At its fixed point the
-stationary distribution of the LSR chain equals the weights :math:`w` (normalised to sum to
-:math:`n`, as choix does), which is the equation
-
-.. math:: \\sum_j N_{ij} \\frac{w_i}{w_i + w_j} - \\sum_j W_{ij} + \\alpha n (w_i - 1) = 0,
-
-with :math:`N = W + W^T`: expected wins equal observed wins, corrected by the regularisation.
-It is the gradient of a convex function of :math:`\\theta = \\log w` (the BT negative
-log-likelihood plus :math:`\\alpha n (n \\log\\sum_k e^{\\theta_k} - \\sum_k \\theta_k)`), so the
-solution is unique (up to the centring) whenever ``alpha`` > 0 or the comparison graph is
-connected.
-
-Speed
------
-``engine="choix"`` calls ``choix.ilsr_pairwise_dense`` matrix by matrix. ``engine="batched"``
-solves the same equations for a whole stack of count matrices at once with damped Newton steps
-and batched linear algebra (about 6 steps instead of ILSR's tens); both agree to 1e-6 (tested).
-All (configuration, topic) cells that share a topic and the same set of compared arguments form
-one stack.
-
-Study A fits thousands of per-topic matrices (``engine="batched"``); Study B fits one matrix per
-system (``engine="choix"``). Both go through :func:`fit_strengths` and its one retry rule.
-"""
+"""Bradley-Terry strengths from win-count matrices: the one BT fit of both studies (docs/pairwise.md)."""
 
 from __future__ import annotations
 

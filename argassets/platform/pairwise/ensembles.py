@@ -1,12 +1,4 @@
-"""Ensembles of judges: one label per pair from the labels of several members, by plurality.
-
-Model
------
-Each member gives a pair at most one label (e.g. its majority over runs). The ensemble's label
-is the plurality of the members' labels (:func:`argassets.platform.pairwise.votes.plurality_vote`):
-the label with strictly the most votes, ``Tie`` when two labels share the most votes, none when
-no member voted.
-"""
+"""Ensembles of judges: one label per pair from the labels of several members, by plurality."""
 
 from __future__ import annotations
 

@@ -1,31 +1,4 @@
-"""Expected figures: what repeated runs give on average, from each run's label probabilities.
-
-Model
------
-A judge that exposes its label probabilities gives, for run *r* of a pair, a distribution
-``P[r] = (p_A, p_B, p_Tie)`` (renormalised over the three labels). Its runs are independent
-draws, one from each ``P[r]`` (for zero- and few-shot prompts all runs share one distribution;
-after a sampled reasoning each run has its own). Every figure that depends on the runs is then a
-random variable whose distribution follows from the probabilities alone, without Monte-Carlo noise:
-
-- :func:`run_outcome_distributions`: per pair, the distribution of the majority of the runs
-  (the protocol's rule, :func:`argassets.platform.pairwise.votes.majority_of_runs`) and of the
-  number of distinct labels among them (:func:`~argassets.platform.pairwise.votes.run_agreement_pattern`),
-  by exact enumeration of the ``3 ** n_runs`` label sequences, each sequence going through the
-  very rules the sampled figures use. A one-hot distribution therefore reproduces the sampled
-  figures exactly.
-- :func:`expected_label_agreement`: the expected confusion matrix of the majority against a
-  reference label (``E[C] = sum over pairs of onehot(reference) x P(majority)``), its percent
-  agreement (exactly the expectation of the sampled percent agreement, a mean of per-pair
-  indicators) and its Cohen's kappa. Kappa is a ratio, so the kappa *of the expected confusion
-  matrix* is not the expectation of kappa; the two differ by O(1/n) in the number of pairs.
-- :func:`expected_vote_rows`: the Bradley-Terry input on expected wins, one row per pair and
-  label weighted by the probability of that majority label (soft counts for
-  :func:`argassets.platform.pairwise.scores.bt_scores` with ``weight_column``).
-
-Pairs whose probabilities are missing (a backend or import without them) get NaN, never a value
-made up from the sampled labels.
-"""
+"""Expected figures: what repeated runs give on average, from each run's label probabilities (docs/pairwise.md)."""
 
 from __future__ import annotations
 

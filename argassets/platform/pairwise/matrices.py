@@ -1,13 +1,4 @@
-"""Win-count matrices of labelled pairs, and the connected components of comparison graphs.
-
-Model
------
-``W[i, j]`` counts the (weighted) times item *i* was preferred to item *j*. Ties do not exist in
-the Bradley-Terry model; :data:`TIE_HANDLING` names the ways they can enter the count matrix:
-``win_each`` (a tie is one win for each side), ``half_each`` (half a win for each side) or
-``drop`` (ignored). Many matrices are built at once as a stack ``W[cell, i, j]`` with one
-``bincount``.
-"""
+"""Win-count matrices of labelled pairs, and the connected components of comparison graphs."""
 
 from __future__ import annotations
 

@@ -1,19 +1,4 @@
-"""Position bias: how often a judge's verdict follows the slot (A or B) rather than the item.
-
-Model
------
-A pair judged in its own order (A first) and in the swapped order (B first) should get the same
-verdict once the swapped verdict is mapped back (``A`` <-> ``B``). Per group (e.g. judge) and
-facet, and pooled over facets:
-
-- ``order_consistency``: share of (pair, run) judged validly in both orders whose verdicts,
-  mapped back to the pair's orientation, agree (``n_pairs``);
-- ``order_consistency_majority``: the same for the majority over runs in each order;
-- ``first_position_share``: among valid decisive verdicts in either order, the share for the
-  item shown first (0.5 = no preference; ``n_decisive``), with a two-sided binomial test
-  ``first_position_pvalue``;
-- ``tie_share``: share of ``Tie`` among the valid verdicts (``n_judgments``).
-"""
+"""Position bias: how often a judge's verdict follows the slot (A or B) rather than the item (docs/pairwise.md)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,4 @@
-"""Bradley-Terry scores of items from labelled pairs, per group and stratum, with bootstrap intervals.
-
-Model
------
-Under the Bradley-Terry model, item :math:`i` is preferred to item :math:`j` with probability
-:math:`e^{\\theta_i} / (e^{\\theta_i} + e^{\\theta_j})`. The strengths :math:`\\theta` are
-estimated per *stratum* (a set of items compared only among themselves, e.g. one topic) and per
-*group* (one independent set of labels, e.g. one judge configuration) from the win-count matrix
-of the pairs (:func:`argassets.platform.pairwise.matrices.count_matrices`) by
-:func:`argassets.platform.pairwise.bradley_terry.fit_strengths` (choix's ILSR estimate; ``alpha`` > 0
-regularises, keeping strengths finite on disconnected graphs and for items that never lose).
-
-Scores are reported on two scales: ``bt_score``, the log-strength centred to mean 0 within its
-stratum (choix's convention), and ``bt_z``, the scores z-normalised over all items of one group
-at once (:func:`argassets.platform.pairwise.bradley_terry.z_normalise`, population std).
-"""
+"""Bradley-Terry scores of items from labelled pairs, per group and stratum, with bootstrap intervals."""
 
 from __future__ import annotations
 

@@ -1,20 +1,4 @@
-"""Votes over pairwise verdicts: the majority of repeated runs, and plurality over voters.
-
-Model
------
-A judge gives each pair of items one verdict per run (``A``, ``B``, ``Tie`` or none). Two rules
-turn several verdicts into one:
-
-- :func:`majority_of_runs`, the rule for repeated runs of one judge: ``A`` if at least
-  ``min_votes`` runs say ``A`` (and more say ``A`` than ``B``), ``B`` likewise, otherwise ``Tie``.
-  An invalid run is no vote; a pair without any valid run has no verdict (:data:`MISSING`).
-- :func:`plurality_vote`, for ensembles of any size: the label with strictly the most votes, and
-  ``Tie`` when two labels share the most votes. For three voters who all voted it equals the
-  majority of runs with ``min_votes = 2``.
-
-:func:`majority_votes` pivots a long table of verdicts (one row per key and run) into one row per
-key with the run labels side by side and their majority.
-"""
+"""Votes over pairwise verdicts: the majority of repeated runs, and plurality over voters (docs/pairwise.md)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,4 @@
-"""Diffing model-registry states, so a sensor can tell what a registry edit asks for.
-
-Plain Python, no Dagster. A :class:`RegistryState` is what the registry sensor remembers between
-ticks (its cursor): the name of every entry with a fingerprint of its content, in file order, and
-the fingerprints of entries that have been removed ("retired"), so that re-adding an entry
-unchanged is told apart from re-adding it with a new configuration.
-
-:func:`plan_registry_work` turns a diff into the partitions and study runs to request, as data:
-
-- an **added** entry is run for every study it takes part in, unless its partition of that
-  study is already materialised and nothing says its configuration changed since;
-- a **changed** entry is run again for every study it takes part in: the judgment cache keys on
-  the prompt, the sampling parameters and the run, so only work that is really new is sent;
-- a **removed** entry is reported and nothing else: its partition and its stored judgments stay;
-- an entry whose backend is not run by this deployment is added as a partition but not run
-  (it is listed with the reason, and can be run from the UI or the CLI at any time).
-"""
+"""Diffing model-registry states, so a sensor can tell what a registry edit asks for (docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -24,7 +8,8 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from argassets.platform.registry.entries import ModelEntry, ModelRegistry
+from argassets.platform.registry.entries import ModelRegistry
+from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.study import studies
 
 __all__ = [
@@ -52,6 +37,26 @@ COSMETIC_FIELDS: frozenset[str] = frozenset({"description", "published_as", "slu
 #: Fields added after entries were first fingerprinted, with their default: left out while at it,
 #: so that the upgrade changes no fingerprint (no entry looks edited, nothing is judged again).
 _ADDED_FIELD_DEFAULTS: dict[str, Any] = {"server_sampling_defaults": False, "mode": "sample"}
+#: The engine-specific fields of the flat entry that fingerprints were first taken of, at their
+#: defaults: an entry now holds only its own engine's fields, and the others are filled in with these
+#: so that no fingerprint changed when the engines got their own entry classes.
+_FLAT_ENTRY_ENGINE_DEFAULTS: dict[str, Any] = {
+    "gpus": 0,
+    "gpu_memory_utilization": 0.9,
+    "max_model_len": None,
+    "device": "gpu",
+    "kv_cache_gib": None,
+    "enforce_eager": False,
+    "dtype": "auto",
+    "base_url_env": None,
+    "api_key_env": None,
+    "max_concurrency": 8,
+    "path": None,
+    "format": None,
+    "gguf_path": None,
+    "gguf_package": None,
+    "n_ctx": 2048,
+}
 
 
 class CursorError(ValueError):
@@ -85,7 +90,7 @@ def entry_fingerprint(entry: ModelEntry) -> str:
     Fields listed in :data:`COSMETIC_FIELDS` are left out; defaults are included, so spelling a
     default out in the file is not a change.
     """
-    content = entry.model_dump(mode="json", exclude=set(COSMETIC_FIELDS))
+    content = {**_FLAT_ENTRY_ENGINE_DEFAULTS, **entry.model_dump(mode="json", exclude=set(COSMETIC_FIELDS))}
     for name, default in _ADDED_FIELD_DEFAULTS.items():
         if content.get(name) == default:
             del content[name]

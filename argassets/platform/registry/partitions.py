@@ -1,17 +1,12 @@
-"""The model partitions: one definition per study (``models_<study>``), and ``judge_models``, every entry.
-
-A study's root asset is partitioned by its own definition, so its partition list, its count and
-its "Missing" button hold only the models taking part in it. ``judge_models`` keeps every registry
-entry (what the sensor, the schedules and the CLI list); the registry sensor and ``argassets
-partitions sync`` add each entry to it and to the definitions of its studies.
-"""
+"""The model partitions: one definition per study (``models_<study>``), and ``judge_models``, every entry."""
 
 from collections.abc import Iterable, Mapping
 from functools import cache
 
 import dagster as dg
 
-from argassets.platform.registry.entries import ModelRegistry, PartitionKeyError, validate_partition_key
+from argassets.platform.registry.entries import ModelRegistry
+from argassets.platform.registry.model_entry import PartitionKeyError, validate_partition_key
 
 #: One partition per registry entry (``data/models.toml``); kept in step by the registry sensor.
 JUDGE_MODELS = "judge_models"

@@ -1,12 +1,4 @@
-"""What a report read against what Dagster says is materialised (issue 21, part 2).
-
-An aggregate over every ``judge_models`` partition must not quietly report on less than the
-partitions Dagster lists as materialised: a partition whose rows were lost (a writer killed
-between a delete and an insert, a table restored from an old copy) or cut short would otherwise
-give a report that looks complete. :func:`coverage_problems` compares, per partition, the rows
-read with the row count its latest materialisation recorded; :func:`check_partition_coverage`
-fetches those counts from the instance and fails the step, naming the partitions, when they differ.
-"""
+"""What a report read against what Dagster says is materialised (docs/operations.md)."""
 
 from __future__ import annotations
 

@@ -32,6 +32,27 @@ def markdown_table(frame: pd.DataFrame, max_rows: int = 200, digits: int = 3) ->
     return text
 
 
+def with_interval_text(frame: pd.DataFrame, metrics: list[str] | tuple[str, ...], digits: int = 3) -> pd.DataFrame:
+    """``frame`` for display: each metric with ``<metric>_low/_high`` shown as ``0.215 [0.194, 0.238]``
+    (the bound columns dropped); a metric without bounds on a row keeps its plain value."""
+    shown = frame.copy()
+    for metric in metrics:
+        low, high = f"{metric}_low", f"{metric}_high"
+        if metric not in shown.columns or low not in shown.columns:
+            continue
+        texts: list[str | None] = []
+        for value, lo, hi in zip(shown[metric], shown[low], shown[high], strict=True):
+            if value is None or pd.isna(value):
+                texts.append(None)
+            elif lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+                texts.append(f"{float(value):.{digits}f}")
+            else:
+                texts.append(f"{float(value):.{digits}f} [{float(lo):.{digits}f}, {float(hi):.{digits}f}]")
+        shown[metric] = pd.Series(texts, index=shown.index, dtype="object")
+        shown = shown.drop(columns=[low, high])
+    return shown
+
+
 def png_markdown(png: bytes, title: str) -> str:
     """Markdown that shows a PNG inline (base64 data URI)."""
     return f"![{title}](data:image/png;base64,{base64.b64encode(png).decode('ascii')})"

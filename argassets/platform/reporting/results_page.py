@@ -1,10 +1,4 @@
-"""A study's results page: one self-contained HTML file that opens offline and can be shared.
-
-Tables are leaderboards with a declared headline metric (the ranking), the other metrics one click
-away, sortable by any column and filterable; rows carry their kind (measured, published, baseline,
-...) and a baseline is never marked best. Plots are Plotly figures; Plotly's JavaScript comes from
-the ``plotly`` package and is inlined once, so nothing is fetched from the network.
-"""
+"""A study's results page: one self-contained HTML file that opens offline and can be shared."""
 
 from __future__ import annotations
 
@@ -38,6 +32,8 @@ class Leaderboard:
     #: Kinds a best row may have; a boolean column of the frame marks best instead when given.
     best_kinds: Sequence[str] = BEST_KINDS
     best_column: str | None = None
+    #: The badge of a marked row (``best``, or ``best set`` when the column marks a set).
+    best_label: str = "best"
     note: str = ""
 
 
@@ -65,9 +61,14 @@ def _best_mask(board: Leaderboard, frame: pd.DataFrame) -> pd.Series:
     return eligible & (values == values[eligible].max())
 
 
-def _cell(value: Any, classes: str) -> str:
-    """A cell showing ``value`` (floats to 3 decimals) with its raw value for sorting in ``data-v``."""
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def _cell(value: Any, classes: str, interval: tuple[Any, Any] | None = None) -> str:
+    """A cell showing ``value`` (floats to 3 decimals, with its interval when given) and its raw
+    value for sorting in ``data-v``."""
+    if _missing(value):
         return f'<td class="{classes}" data-v=""></td>'
     if isinstance(value, bool):
         shown = sort = str(value).lower()
@@ -75,7 +76,10 @@ def _cell(value: Any, classes: str) -> str:
         shown, sort = f"{value:.3f}", repr(value)
     else:
         shown = sort = str(value)
-    return f'<td class="{classes}" data-v="{html.escape(sort)}">{html.escape(shown)}</td>'
+    bounds = ""
+    if interval is not None and not _missing(interval[0]) and not _missing(interval[1]):
+        bounds = f' <span class="ci">[{float(interval[0]):.3f}, {float(interval[1]):.3f}]</span>'
+    return f'<td class="{classes}" data-v="{html.escape(sort)}">{html.escape(shown)}{bounds}</td>'
 
 
 def _is_number(series: pd.Series) -> bool:
@@ -108,14 +112,17 @@ def leaderboard_html(board: Leaderboard, table_id: str) -> str:
         kind_of = "num" if _is_number(frame[column]) else "text"
         head.append(f'<th class="{role}" data-type="{kind_of}"{order}>{html.escape(column)}</th>')
     body = []
+    bounded = {c for c in columns if f"{c}_low" in frame.columns and f"{c}_high" in frame.columns}
     for (_, row), is_best in zip(frame.iterrows(), best, strict=True):
         row_kind = str(row[board.kind_column]) if kind else ""
         cells = []
         for column in columns:
             role = "more" if column in others else ("headline" if column in headline else "key")
-            cells.append(_cell(row[column], role))
+            interval = (row[f"{column}_low"], row[f"{column}_high"]) if column in bounded else None
+            cells.append(_cell(row[column], role, interval))
         if is_best:
-            cells[0] = cells[0].replace("</td>", ' <span class="badge best">best</span></td>')
+            badge = html.escape(board.best_label)
+            cells[0] = cells[0].replace("</td>", f' <span class="badge best">{badge}</span></td>')
         classes = f"kind-{html.escape(row_kind)}" + (" best" if is_best else "")
         body.append(f'<tr class="{classes}">{"".join(cells)}</tr>')
     ranked = (
@@ -153,6 +160,7 @@ td.headline,th.headline{font-weight:bold;background:#fffbe6}
 tr.kind-baseline{color:#777;font-style:italic} tr.kind-published{background:#eef4fb}
 tr.best td{background:#e7f7e7}
 .badge{font-size:11px;border-radius:3px;padding:0 4px;color:#fff;background:#2a8a2a}
+.ci{color:#666;font-size:11px;font-weight:normal}
 .scroll{max-height:70vh;overflow:auto;border:1px solid #ccc}
 .controls{margin:.4em 0} .count{color:#777;font-size:12px} .note,.ranked{font-size:14px}
 """

@@ -11,13 +11,10 @@ from argassets.platform.judging.engines import build_judge
 from argassets.platform.judging.interface import Judge
 from argassets.platform.operations.machine import local_machine
 from argassets.platform.operations.preflight import preflight
-from argassets.platform.registry.entries import ModelEntry
-from argassets.platform.storage.judgment_cache import (
-    JudgmentStore,
-    default_cache_location,
-    open_judgment_cache,
-    redact_location,
-)
+from argassets.platform.registry.model_entry import ModelEntry
+from argassets.platform.storage.judgment_cache import open_judgment_cache
+from argassets.platform.storage.judgment_cache.interface import JudgmentStore
+from argassets.platform.storage.judgment_cache.location import default_cache_location, redact_location
 
 STRUCTURED_OUTPUT_ENV_VAR = "ARGASSETS_OPENAI_STRUCTURED_OUTPUT"
 

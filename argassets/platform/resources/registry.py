@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dagster as dg
 
-from argassets.platform.registry.entries import ModelEntry, ModelRegistry, load_registry
+from argassets.platform.registry.entries import ModelRegistry, load_registry
+from argassets.platform.registry.model_entry import ModelEntry
 
 
 class ModelRegistryResource(dg.ConfigurableResource):

@@ -135,7 +135,7 @@ class ArgassetsDuckDBIOManager(DuckDBPandasIOManager):
     holding a quote reads and writes correctly (tests/test_table_storage.py checks it).
     """
 
-    def create_io_manager(self, context):  # noqa: ANN001, ANN201 (dagster's signature)
+    def create_io_manager(self, context):  # dagster's signature
         Path(self.database).parent.mkdir(parents=True, exist_ok=True)
         return DbIOManager(
             db_client=TransactionalDuckDbClient(),
@@ -232,7 +232,7 @@ class TableStorageIOManager(ArgassetsDuckDBIOManager):
     def location(self) -> str:
         return self.tables or os.environ.get(TABLES_ENV_VAR) or ""
 
-    def create_io_manager(self, context):  # noqa: ANN001, ANN201 (dagster's signature)
+    def create_io_manager(self, context):  # dagster's signature
         location = self.location()
         if location:
             return ParquetTableIOManager(location)

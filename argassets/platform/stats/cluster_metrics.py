@@ -158,7 +158,12 @@ def _cubic(weights: np.ndarray, tensor: np.ndarray) -> np.ndarray:
     """``sum_{e,c,d} w_e w_c w_d T[e, c, d]`` for each row of ``weights``."""
     c = tensor.shape[0]
     inner = (weights @ tensor.reshape(c, c * c)).reshape(-1, c, c)
-    return np.einsum("bcd,bc,bd->b", inner, weights, weights)
+    return (np.matmul(inner, weights[:, :, None])[:, :, 0] * weights).sum(axis=1)
+
+
+def _quadratic(weights: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """``sum_{c,d} w_c w_d T[c, d]`` for each row of ``weights``."""
+    return ((weights @ table) * weights).sum(axis=1)
 
 
 @dataclass(frozen=True)
@@ -209,10 +214,10 @@ class ScoreClusters:
         weights = np.asarray(weights, dtype=float)
         s = weights @ self.moments
         total = s[:, 0]
-        rx = np.einsum("bc,cd,bd->b", weights, self.rank_sums[0], weights)
-        ry = np.einsum("bc,cd,bd->b", weights, self.rank_sums[1], weights)
+        rx = _quadratic(weights, self.rank_sums[0])
+        ry = _quadratic(weights, self.rank_sums[1])
         rxx, ryy, rxy = (_cubic(weights, cube) for cube in self.rank_cubes)
-        quadratic = [np.einsum("bc,cd,bd->b", weights, table, weights) for table in self.pair_sums]
+        quadratic = [_quadratic(weights, table) for table in self.pair_sums]
         with np.errstate(all="ignore"):
             kendall = np.clip(quadratic[0] / np.sqrt(quadratic[1] * quadratic[2]), -1.0, 1.0)
             mae = s[:, 6] / total

@@ -26,7 +26,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -217,18 +217,7 @@ def cluster_bootstrap(
         if settings.method == "BCa"
         else np.zeros((k, 0))
     )
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")  # degenerate BCa is detected below, output by output
-        result = stats.bootstrap(
-            (np.arange(n_clusters),),
-            on_indices,
-            vectorized=True,
-            n_resamples=int(settings.n_resamples),
-            confidence_level=float(settings.level),
-            method=settings.method,
-            batch=settings.batch,
-            random_state=np.random.default_rng(settings.seed),
-        )
+    result = _scipy_bootstrap(on_indices, n_clusters, settings)
     distribution = np.asarray(result.bootstrap_distribution, dtype=float).reshape(k, -1)
     low = np.atleast_1d(np.asarray(result.confidence_interval.low, dtype=float)).copy()
     high = np.atleast_1d(np.asarray(result.confidence_interval.high, dtype=float)).copy()
@@ -238,6 +227,22 @@ def cluster_bootstrap(
     return ClusterIntervals(
         names, estimate, low, high, tuple(methods), int(n_clusters), settings, distribution, jackknife, factor
     )
+
+
+def _scipy_bootstrap(statistic: Callable[..., np.ndarray], n_clusters: int, settings: BootstrapSettings) -> Any:
+    """``scipy.stats.bootstrap`` over the cluster indices (its warnings on degenerate BCa are handled per output)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return stats.bootstrap(
+            (np.arange(n_clusters),),
+            statistic,
+            vectorized=True,
+            n_resamples=int(settings.n_resamples),
+            confidence_level=float(settings.level),
+            method=settings.method,
+            batch=settings.batch,
+            random_state=np.random.default_rng(settings.seed),
+        )
 
 
 def _resolve(

@@ -10,7 +10,7 @@ one not significantly worse than it at the stated level.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,28 +58,19 @@ def paired_bootstrap(
     *,
     what: str,
     adjustment: str = "holm",
+    families: Sequence[Hashable] | None = None,
 ) -> PairedResult:
     """Intervals of ``k`` configurations and of the differences ``value[i] - value[j]``, in one bootstrap.
 
-    Parameters
-    ----------
-    statistic
-        Cluster weights ``(batch, n_clusters)`` -> ``(k, batch)``: each configuration's figure on
-        the same resample (see :func:`~argassets.platform.stats.intervals.cluster_bootstrap`).
-    names
-        The ``k`` configurations.
-    comparisons
-        ``(i, j)`` pairs of indices into ``names``: configuration ``i`` against reference ``j``.
-        Their p-values form one family for ``adjustment``.
-    adjustment
-        ``holm`` or ``bh`` (:func:`~argassets.platform.stats.multiplicity.adjust_p_values`).
-
-    Returns
-    -------
-    PairedResult
-        ``levels`` (the ``k`` figures' intervals) and ``differences`` (:data:`DIFFERENCE_COLUMNS`).
+    ``statistic`` maps cluster weights ``(batch, n_clusters)`` to each configuration's figure on the
+    same resample, ``(k, batch)`` (see :func:`~argassets.platform.stats.intervals.cluster_bootstrap`);
+    ``comparisons`` are ``(i, j)`` index pairs into ``names`` (configuration ``i`` against reference
+    ``j``); comparisons with the same label in ``families`` are adjusted together by ``adjustment``
+    (``holm`` or ``bh``; default: all one family). Returns the ``k`` figures' intervals and the
+    differences (:data:`DIFFERENCE_COLUMNS`).
     """
     names = tuple(str(n) for n in names)
+    adjust_p_values(np.zeros(0), adjustment)  # an unknown adjustment fails before the resampling
     pairs = np.asarray(list(comparisons), dtype=np.int64).reshape(-1, 2)
     if len(pairs) and (pairs.min() < 0 or pairs.max() >= len(names)):
         raise ValueError(f"{what}: a comparison names a configuration outside 0..{len(names) - 1}")
@@ -91,19 +82,9 @@ def paired_bootstrap(
 
     labels = [*names, *(f"{names[i]} - {names[j]}" for i, j in pairs)]
     both = cluster_bootstrap(with_differences, n_clusters, labels, settings, what=what)
-    levels = ClusterIntervals(
-        names,
-        both.estimate[:k],
-        both.low[:k],
-        both.high[:k],
-        both.method[:k],
-        both.n_clusters,
-        settings,
-        both.distribution[:k],
-        both.jackknife[:k],
-        both.expansion,
-    )
+    levels = _first(both, k)
     p = both.p_values()[k:]
+    adjusted = _adjusted(p, families, adjustment, what)
     differences = pd.DataFrame(
         {
             "configuration": [names[i] for i in pairs[:, 0]],
@@ -112,13 +93,41 @@ def paired_bootstrap(
             "difference_low": both.low[k:],
             "difference_high": both.high[k:],
             "p_value": p,
-            "p_adjusted": adjust_p_values(p, adjustment),
+            "p_adjusted": adjusted,
             "adjustment": adjustment,
             "interval_method": list(both.method[k:]),
         },
         columns=DIFFERENCE_COLUMNS,
     )
     return PairedResult(levels, differences)
+
+
+def _first(intervals: ClusterIntervals, k: int) -> ClusterIntervals:
+    """The first ``k`` outputs of ``intervals``."""
+    return ClusterIntervals(
+        intervals.names[:k],
+        intervals.estimate[:k],
+        intervals.low[:k],
+        intervals.high[:k],
+        intervals.method[:k],
+        intervals.n_clusters,
+        intervals.settings,
+        intervals.distribution[:k],
+        intervals.jackknife[:k],
+        intervals.expansion,
+    )
+
+
+def _adjusted(p: np.ndarray, families: Sequence[Hashable] | None, adjustment: str, what: str) -> np.ndarray:
+    """p-values adjusted within each family (all one family without labels)."""
+    labels = list(families) if families is not None else [0] * len(p)
+    if len(labels) != len(p):
+        raise ValueError(f"{what}: {len(labels)} family labels for {len(p)} comparisons")
+    out = np.full(len(p), np.nan)
+    for family in dict.fromkeys(labels):
+        members = np.array([label == family for label in labels], dtype=bool)
+        out[members] = adjust_p_values(p[members], adjustment)
+    return out
 
 
 def top_index(

@@ -1,27 +1,4 @@
-"""Tables as Parquet files on any fsspec location, one file per partition, read through DuckDB.
-
-The embedded default keeps every table in one DuckDB file, which takes one writer at a time and
-whose locking is not made for network file systems. When many run pods write at once (one per
-model partition), tables go here instead: a folder on a local disk, an NFS/ReadWriteMany volume or
-object storage (``s3://``, ``gs://``, ``abfs://``, anything fsspec opens)::
-
-    <root>/<table>/data.parquet                              an unpartitioned table
-    <root>/<table>/judge_model=<quoted key>/data.parquet     one partition of a partitioned table
-
-Every write produces one whole file and makes it visible at once: on a local or network file
-system the file is written under a temporary name in the same folder, its SHA-256 recorded on it
-(an extended attribute, :mod:`argassets.platform.storage.table_health`, so that readers find a
-file damaged later) and renamed over the old one (an atomic ``rename``); on object storage one
-``PUT`` is atomic by itself. Pages carry Parquet's own checksums. Writers of different
-partitions never touch the same file, so they need no lock at all, and a reader sees each
-partition either as it was or as it is now, never half-written. Two writers of the same partition
-replace each other's file whole (the later rename wins). Partition keys become path segments
-through percent-encoding, so any key is a safe file name, and no key is ever part of a query text.
-
-Reads go through DuckDB (``read_parquet`` over the files of the requested partitions, or Arrow
-tables handed to DuckDB for remote locations), so the pandas types a reader gets are those the
-DuckDB IO manager gives. Plain functions and classes; no Dagster.
-"""
+"""Tables as Parquet files on any fsspec location, one file per partition, read through DuckDB (docs/operations.md)."""
 
 from __future__ import annotations
 

@@ -1,22 +1,4 @@
-"""Read the results at any time, while runs write: every table is also published as Parquet.
-
-A DuckDB file takes one writer *or* readers, so runs never let a reader near the file they write.
-Each write to the runs' DuckDB store is published, in the same connection right after it commits,
-as Parquet files in the layout of :class:`~argassets.platform.storage.table_store.ParquetTableStore`
-(one file per table, or per partition of a partitioned table, each replaced whole by an atomic
-rename), in ``<warehouse>.tables/`` beside the warehouse file (``var/argassets.tables/`` by
-default); the warehouse file itself holds views over them for DuckDB tools
-(:mod:`argassets.platform.storage.reader_file`). With ``$ARGASSETS_TABLES`` set, the tables are
-Parquet files already and are read where they are.
-
-:func:`connect` is the supported way to read: an in-memory DuckDB connection holding one view per
-table over those files, read-only by construction (docs/operations.md, "Reading the results"):
-DuckDB's own guards let it open the tables folder and nothing else (external access off, the
-configuration locked), and it runs one ``SELECT`` (or ``EXPLAIN``) per call, as DuckDB's parser
-classifies it: no ``ATTACH``, ``COPY``, ``CREATE``, ``INSERT``, ``SET``, ``PRAGMA``. It takes no
-lock on anything a run writes. A table whose files are damaged (:mod:`.table_health`) is left out
-and named in :attr:`ReadOnlyConnection.damaged`; the others stay readable.
-"""
+"""Read the results at any time, while runs write: every table is also published as Parquet (docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -33,6 +15,7 @@ from typing import Any
 
 import duckdb
 
+from argassets.platform.operations.remedies import missing
 from argassets.platform.paths import resolve_duckdb_path
 from argassets.platform.storage.table_health import Damage, find_damage
 from argassets.platform.storage.table_store import DATA_FILE, TABLES_ENV_VAR, ParquetTableStore
@@ -273,7 +256,7 @@ def connect(location: str | os.PathLike[str] | None = None, *, verify: bool = Tr
     root = Path(location or tables_location())
     if "://" in str(location or "") or not root.is_dir():
         raise FileNotFoundError(
-            f"no published tables in {root}: materialise something first, or set {TABLES_ENV_VAR} to a local folder"
+            missing(f"no published tables in {root}") + f", or set {TABLES_ENV_VAR} to a local folder that holds them"
         )
     root = root.resolve()
     connection, spill = _guarded(root)

@@ -15,7 +15,7 @@ from argassets.political.assets.common import _storable
 from argassets.political.ensembles import ENSEMBLES, ensemble_membership, members_of, pool_ensemble
 from argassets.political.model_stats import PREDICTION_STATS_COLUMNS, model_stats
 from argassets.political.prompts import N_REPETITIONS
-from argassets.political.published import published_file_counts, read_published_tsv
+from argassets.political.published import published_file_counts, published_predictions_file, read_published_tsv
 
 
 @dg.asset(
@@ -103,8 +103,9 @@ def published_counts(
             entry = registry.get(system)
         except KeyError:
             continue
-        if entry.backend == "import" and entry.format == "published_tsv":
-            counts[system] = published_file_counts(read_published_tsv(entry.import_file(data_root)), N_REPETITIONS)
+        published = published_predictions_file(entry)
+        if published is not None:
+            counts[system] = published_file_counts(read_published_tsv(published.resolve(data_root)), N_REPETITIONS)
     return counts
 
 

@@ -20,7 +20,7 @@ from argassets.political.predictions import (
     study_first,
 )
 from argassets.political.prompts import N_REPETITIONS
-from argassets.political.published import published_tsv_to_predictions, read_published_tsv
+from argassets.political.published import published_predictions_file, published_tsv_to_predictions, read_published_tsv
 from argassets.political.published_index import argument_published_rows
 from argassets.political.scope import STUDY_NAME, PoliticalScope
 
@@ -51,8 +51,9 @@ def political_predictions(
     scope = PoliticalScope.of(entry)
     scope_text = scope.describe()
 
-    if entry.backend == "import" and entry.format == "published_tsv":
-        path = entry.import_file(data.root())
+    published_file = published_predictions_file(entry)
+    if published_file is not None:
+        path = published_file.resolve(data.root())
         published = read_published_tsv(path)
         carried = argument_published_rows(political_prompts, political_published_index)
         if scope.max_arguments is not None:

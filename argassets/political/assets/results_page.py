@@ -6,6 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from argassets.platform.paths import resolve_duckdb_path
+from argassets.platform.reporting.pages import page_url
 from argassets.platform.reporting.results_page import write_page
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.political.results_page import political_page_html
@@ -32,14 +33,20 @@ def political_results_page(
     registry: ModelRegistryResource,
     political_pairwise_validation: pd.DataFrame,
     political_pointwise_validation: pd.DataFrame,
+    political_pairwise_comparisons: pd.DataFrame,
+    political_pointwise_comparisons: pd.DataFrame,
 ) -> dg.MaterializeResult:
-    """Study B's results in one HTML file that opens offline: sortable leaderboards, one name per system, plots."""
-    text = political_page_html(political_pairwise_validation, political_pointwise_validation, registry.load())
+    """Study B's results in one HTML file that opens offline: sortable leaderboards with intervals, one name per system, plots."""
+    comparisons = pd.concat([political_pairwise_comparisons, political_pointwise_comparisons], ignore_index=True)
+    text = political_page_html(
+        political_pairwise_validation, political_pointwise_validation, registry.load(), comparisons
+    )
     path = write_page(results_page_path(config.reports_dir), text)
     return dg.MaterializeResult(
         metadata={
             "results_page": dg.MetadataValue.path(str(path)),
-            "open": dg.MetadataValue.url(path.as_uri()),
+            # served by `argassets ui` (browsers refuse file:// links); `argassets open` finds it too
+            "open": dg.MetadataValue.url(page_url(path.name)),
             "size_bytes": len(text.encode("utf-8")),
         }
     )

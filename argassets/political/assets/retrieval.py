@@ -5,6 +5,7 @@ import pandas as pd
 
 from argassets.platform.reporting.presentation import figure_png, markdown_table, png_markdown, pyplot
 from argassets.platform.resources.storage import read_stored_table
+from argassets.platform.storage.embedding_cache import EmbeddingCache
 from argassets.political.assets.common import _storable
 from argassets.political.assets.knowledge_base import read_optional_tables
 from argassets.political.resources import Neo4jResource
@@ -26,6 +27,8 @@ class EmbeddingConfig(dg.Config):
     chunk_size: int = 1024
     #: "float32" or "bfloat16"; "" for bfloat16 on CPUs with native bfloat16, float32 elsewhere.
     dtype: str = ""
+    #: Read and add vectors in the embedding cache shared by every home ($ARGASSETS_EMBEDDING_CACHE).
+    shared_cache: bool = True
 
 
 @dg.asset(group_name=GROUP, kinds={"sentence_transformers", "duckdb"})
@@ -35,8 +38,18 @@ def political_argument_embeddings(
     """One sentence embedding per KB argument (proposition and locution), keyed by text hash and model."""
     model = load_embedding_model(config.model_dir or None, dtype=config.dtype or None)
     previous = read_stored_table(EMBEDDINGS_TABLE)
-    table, run = embed_arguments(political_kb_arguments, model, previous, config.chunk_size, log=context.log.info)
-    context.log.info(f"{run.embedded} texts embedded, {run.reused} reused, in {run.seconds:.1f} s")
+    cache = EmbeddingCache() if config.shared_cache else None
+    try:
+        table, run = embed_arguments(
+            political_kb_arguments, model, previous, config.chunk_size, log=context.log.info, cache=cache
+        )
+    finally:
+        if cache is not None:
+            cache.close()
+    context.log.info(
+        f"{run.embedded} texts embedded, {run.reused} reused ({run.from_cache} from the shared cache), "
+        f"in {run.seconds:.1f} s"
+    )
     # text columns typed for DuckDB; the vectors stay lists of floats (DOUBLE[])
     stored = _storable(table.drop(columns=["embedding"])).assign(embedding=table["embedding"])
     return dg.Output(
@@ -49,6 +62,8 @@ def political_argument_embeddings(
             "dimensions": int(table["dimensions"].iloc[0]) if len(table) else 0,
             "embedded": run.embedded,
             "reused": run.reused,
+            "from_shared_cache": run.from_cache,
+            "shared_cache": str(cache.path) if cache is not None else "(not used)",
             "seconds": round(run.seconds, 2),
             "texts_per_second": round(run.texts_per_second, 1),
         },

@@ -16,8 +16,8 @@ from typing import Protocol
 import numpy as np
 
 from argassets.platform.judging.interface import Judge, SamplingParams
-from argassets.platform.registry.entries import ModelEntry
-from argassets.platform.storage.judgment_cache import JudgmentStore
+from argassets.platform.registry.model_entry import ModelEntry
+from argassets.platform.storage.judgment_cache.interface import JudgmentStore
 from argassets.political.retrieval.generation import (
     DEFAULT_MAX_EXAMPLES,
     DEFAULT_SAMPLING,

@@ -1,8 +1,9 @@
 """One embedding per KB argument: its proposition and locution, embedded together.
 
 Embeddings are keyed by ``(text_sha256, model)``: a text embedded before by the same model (same
-weights) is reused from the previous table, so a re-materialisation embeds only new or changed
-texts, and a new model embeds everything again.
+weights) is reused from the previous table or from the embedding cache shared by every home
+(:mod:`argassets.platform.storage.embedding_cache`), so a re-materialisation, a second home or a
+fresh DuckDB file embeds only new or changed texts, and a new model embeds everything again.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from typing import Protocol
 
 import numpy as np
 import pandas as pd
+
+from argassets.platform.operations.remedies import missing
+from argassets.platform.storage.embedding_cache import EmbeddingCache
 
 EMBEDDING_COLUMNS = ["argument_id", "text_sha256", "model", "dimensions", "embedding"]
 
@@ -36,6 +40,8 @@ class EmbeddingRun:
     embedded: int
     reused: int
     seconds: float
+    #: Of the reused texts, those read from the shared embedding cache.
+    from_cache: int = 0
 
     @property
     def texts_per_second(self) -> float:
@@ -66,11 +72,13 @@ def embed_arguments(
     previous: pd.DataFrame | None = None,
     chunk_size: int = 1024,
     log: Callable[[str], None] | None = None,
+    cache: EmbeddingCache | None = None,
 ) -> tuple[pd.DataFrame, EmbeddingRun]:
     """The embeddings table of ``arguments`` (``argument_id``, ``proposition``, ``locution``).
 
-    Texts whose hash the ``previous`` table holds for the same model are not embedded again; the
-    others are embedded in chunks of ``chunk_size`` texts, each logged.
+    Texts whose hash the ``previous`` table or the ``cache`` holds for the same model are not
+    embedded again; the others are embedded in chunks of ``chunk_size`` texts, each logged and
+    added to the ``cache`` at once (a killed run keeps every finished chunk).
     """
     missing = {"argument_id", "proposition", "locution"} - set(arguments.columns)
     if missing:
@@ -80,6 +88,7 @@ def embed_arguments(
     texts = [argument_text(p, lo) for p, lo in zip(arguments["proposition"], arguments["locution"], strict=True)]
     hashes = [text_sha256(t) for t in texts]
     known = _reusable(previous, identity)
+    from_cache = _from_cache(cache, identity, set(hashes), known)
     reused = sum(1 for h in set(hashes) if h in known)
     todo = list(dict.fromkeys((h, t) for h, t in zip(hashes, texts, strict=True) if h not in known))
     # longest first, so that each chunk (and each batch in it) holds texts of similar length: less padding
@@ -87,7 +96,10 @@ def embed_arguments(
     for start in range(0, len(todo), chunk_size):
         chunk = todo[start : start + chunk_size]
         encoded = model.encode([t for _, t in chunk])
-        known.update({h: encoded[i] for i, (h, _) in enumerate(chunk)})
+        fresh = {h: encoded[i] for i, (h, _) in enumerate(chunk)}
+        known.update(fresh)
+        if cache is not None:
+            cache.put(identity, fresh)
         if log is not None:
             done = min(start + chunk_size, len(todo))
             log(f"embedded {done}/{len(todo)} new texts ({time.perf_counter() - started:.0f} s)")
@@ -102,14 +114,28 @@ def embed_arguments(
         },
         columns=EMBEDDING_COLUMNS,
     )
-    run = EmbeddingRun(len(arguments), len(todo), reused, time.perf_counter() - started)
+    run = EmbeddingRun(len(arguments), len(todo), reused, time.perf_counter() - started, from_cache)
     return table, run
+
+
+def _from_cache(cache: EmbeddingCache | None, model: str, wanted: set[str], known: dict[str, np.ndarray]) -> int:
+    """Add the cache's vectors of ``wanted`` to ``known``; the previous table's vectors the cache
+    lacks go into it (a home embedded before the cache existed seeds it). Returns the hits."""
+    if cache is None:
+        return 0
+    cached = cache.get(model, wanted)
+    seeds = {h: v for h, v in known.items() if h in wanted and h not in cached}
+    if seeds:
+        cache.put(model, seeds)
+    hits = {h: v for h, v in cached.items() if h not in known}
+    known.update(hits)
+    return len(hits)
 
 
 def embedding_matrix(table: pd.DataFrame, argument_ids: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
     """The argument ids and their embeddings as one float32 matrix (rows in the ids' order)."""
     if table is None or len(table) == 0:
-        raise LookupError("no embeddings: materialise political_argument_embeddings first")
+        raise LookupError(missing("no embeddings of the knowledge base (materialise political_argument_embeddings)"))
     models = table["model"].unique()
     if len(models) != 1:
         raise ValueError(f"the embeddings table mixes models {sorted(models)}")
@@ -118,6 +144,8 @@ def embedding_matrix(table: pd.DataFrame, argument_ids: Sequence[str] | None = N
     absent = [i for i in ids if i not in by_id]
     if absent:
         raise LookupError(
-            f"{len(absent)} arguments have no embedding (e.g. {absent[0]}): materialise political_argument_embeddings"
+            missing(
+                f"{len(absent)} arguments have no embedding (e.g. {absent[0]}; materialise political_argument_embeddings)"
+            )
         )
     return ids, np.asarray([by_id[i] for i in ids], dtype=np.float32)

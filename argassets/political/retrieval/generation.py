@@ -17,8 +17,8 @@ from argassets.platform.judging.engines import build_judge
 from argassets.platform.judging.identity import cache_model_key
 from argassets.platform.judging.incremental import judge_incrementally
 from argassets.platform.judging.interface import ChatRequest, Judge, SamplingParams
-from argassets.platform.registry.entries import ModelEntry
-from argassets.platform.storage.judgment_cache import JudgmentStore
+from argassets.platform.registry.model_entry import ModelEntry, engine_names, engine_type
+from argassets.platform.storage.judgment_cache.interface import JudgmentStore
 from argassets.political.retrieval.query import RetrievalResult
 
 DEFAULT_SAMPLING = SamplingParams(temperature=0.7, top_p=0.95, seed=0, max_tokens=160)
@@ -130,9 +130,10 @@ def generate(
     judge: Judge | None = None,
 ) -> GeneratedAnswer:
     """Answer ``request`` with the registry ``entry`` (``judge`` when given, e.g. a running engine)."""
-    if entry.backend not in ("vllm", "openai", "llama_cpp"):
+    if not entry.generates_text:
+        writers = [name for name in engine_names() if engine_type(name).generates_text]
         raise GenerationError(
-            f"model '{entry.name}' ({entry.backend}) cannot generate text; use a vllm, openai or llama_cpp entry"
+            f"model '{entry.name}' ({entry.backend}) cannot generate text; use an entry of backend {', '.join(writers)}"
         )
     model_key = cache_model_key(entry)
     own = judge is None

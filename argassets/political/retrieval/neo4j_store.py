@@ -42,6 +42,14 @@ WRITE_QUERY = (
 )
 
 
+#: The command that fills Neo4j for retrieval, and its measured time (docs/retrieval.md, "Measured").
+NEO4J_EXPORT = (
+    "`dagster asset materialize -m argassets.definitions --select neo4j_political_kb,neo4j_political_kb_embeddings` "
+    "(about 75 s: 29.1 s for the knowledge base and 72.6 s with its embeddings and indexes on the quiet 2-core "
+    "AMD EPYC, Neo4j on the same cores; needs NEO4J_URI and the tables of `argassets run-default`)"
+)
+
+
 class Neo4jRetrievalError(RuntimeError):
     """Neo4j cannot answer a retrieval yet (missing index or embeddings); names what to materialise."""
 
@@ -74,9 +82,7 @@ def write_embeddings(
         if log is not None:
             log(f"neo4j embeddings: {min(start + batch_size, len(rows))}/{len(rows)} written")
     if written != len(rows):
-        raise Neo4jRetrievalError(
-            f"{len(rows) - written} embedded arguments are not in Neo4j: materialise neo4j_political_kb first"
-        )
+        raise Neo4jRetrievalError(f"{len(rows) - written} embedded arguments are not in Neo4j: run {NEO4J_EXPORT}")
     return written
 
 
@@ -135,10 +141,7 @@ def check_ready(driver: Driver, database: str) -> dict[str, Any]:
         "SHOW VECTOR INDEXES YIELD name, state WHERE name = $name RETURN state", name=VECTOR_INDEX, database_=database
     )
     if not records:
-        raise Neo4jRetrievalError(
-            f"Neo4j has no vector index '{VECTOR_INDEX}': materialise neo4j_political_kb_embeddings "
-            "(after neo4j_political_kb)"
-        )
+        raise Neo4jRetrievalError(f"Neo4j has no vector index '{VECTOR_INDEX}': run {NEO4J_EXPORT}")
     counted, _, _ = driver.execute_query(
         f"MATCH (a:{ARGUMENT_LABEL}) RETURN count(a) AS nodes, count(a.{EMBEDDING_PROPERTY}) AS embedded, "
         f"collect(DISTINCT a.{EMBEDDING_MODEL_PROPERTY}) AS models",
@@ -216,8 +219,8 @@ class Neo4jStore:
         found = self._run(f"MATCH (a:{ARGUMENT_LABEL}) WHERE a.`{prop}` IS NOT NULL RETURN a LIMIT 1")
         if not found:
             raise RetrievalError(
-                f"system {system!r} has no positions in Neo4j: materialise its predictions, "
-                "political_model_stats / political_ensembles, then neo4j_political_kb"
+                f"system {system!r} has no positions in Neo4j: materialise its predictions (`argassets "
+                f"materialize <model> --with-reports`, or run-default for the published ones), then run {NEO4J_EXPORT}"
             )
         self._systems.add(system)
 

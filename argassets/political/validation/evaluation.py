@@ -102,9 +102,52 @@ PAIRWISE_COLUMNS = [
 ]
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """One row of the pairwise validation before its metrics: a system's (or context row's) BT
+    strengths over the items on one subset, its prediction per pair of the subset, items scored."""
+
+    system: str
+    kind: str
+    subset: str
+    strengths: np.ndarray
+    predictions: np.ndarray
+    scored: int
+
+
+def pairwise_rankings(
+    design: PairwiseDesign,
+    systems: Mapping[str, tuple[str, Sequence[Sequence[float] | None]]],
+) -> list[Ranking]:
+    """Every system's ranking per subset, then the context rows (human framings, baselines), in report order."""
+    out: list[Ranking] = []
+    histograms = {
+        name: (kind, bin_histograms([list(s) if s is not None else [] for s in scores]), sum(1 for s in scores if s))
+        for name, (kind, scores) in systems.items()
+    }
+    n = design.n_items
+    for subset in SUBSETS:
+        pairs = design.subset_pairs(subset)
+        mask = design.masks[subset]
+        human_strengths, _ = design.human_ranks(subset)
+        for name, (kind, hist, scored) in histograms.items():
+            matrix = win_matrix(hist, mask)
+            out.append(Ranking(name, kind, subset, bt_strengths(matrix), matrix_predictions(matrix, pairs), scored))
+        for framing in ("left", "right"):
+            matrix = design.human[framing] * mask
+            strengths = bt_strengths(matrix)
+            out.append(Ranking(f"human:{framing}", "human", subset, strengths, matrix_predictions(matrix, pairs), n))
+        flat = np.zeros(n)
+        out.append(Ranking("baseline:all-equal", "baseline", subset, flat, strength_predictions(flat, pairs), n))
+        worst = -human_strengths
+        out.append(Ranking("baseline:worst", "baseline", subset, worst, strength_predictions(worst, pairs), n))
+    return out
+
+
 def evaluate_pairwise(
     design: PairwiseDesign,
     systems: Mapping[str, tuple[str, Sequence[Sequence[float] | None]]],
+    rankings: Sequence[Ranking] | None = None,
 ) -> pd.DataFrame:
     """Pairwise validation rows for every system and subset, with the context rows.
 
@@ -115,6 +158,8 @@ def evaluate_pairwise(
     systems
         ``name -> (kind, scores per item aligned with design.meta_ids)``; ``None`` or an empty list
         means the system has no valid score for that item.
+    rankings
+        :func:`pairwise_rankings` of the same design and systems, when already computed.
 
     Returns
     -------
@@ -125,41 +170,28 @@ def evaluate_pairwise(
         ``baseline:all-equal`` (all strengths equal) and ``baseline:worst`` (human strengths negated).
     """
     rows: list[tuple[Any, ...]] = []
-    histograms = {
-        name: (kind, bin_histograms([list(s) if s is not None else [] for s in scores]), sum(1 for s in scores if s))
-        for name, (kind, scores) in systems.items()
-    }
-    n = design.n_items
-    for subset in SUBSETS:
-        pairs = design.subset_pairs(subset)
-        mask = design.masks[subset]
-        human_strengths, human_r = design.human_ranks(subset)
-        human_matrix = design.human["human"] * mask
-
-        def row(name: str, kind: str, strengths: np.ndarray, predictions: np.ndarray, scored: int) -> tuple:
-            r = ranks(strengths)
-            return (
-                name,
-                kind,
-                subset,
-                footrule_similarity(r, human_r),
-                kendall_tau_similarity(r, human_r),
-                ordinal_alpha(r, human_r),
-                pairwise_macro_f1(human_matrix, predictions, pairs, design.votes_per_pair),
+    human = {subset: design.human_ranks(subset)[1] for subset in SUBSETS}
+    for ranking in rankings if rankings is not None else pairwise_rankings(design, systems):
+        pairs = design.subset_pairs(ranking.subset)
+        r = ranks(ranking.strengths)
+        rows.append(
+            (
+                ranking.system,
+                ranking.kind,
+                ranking.subset,
+                footrule_similarity(r, human[ranking.subset]),
+                kendall_tau_similarity(r, human[ranking.subset]),
+                ordinal_alpha(r, human[ranking.subset]),
+                pairwise_macro_f1(
+                    design.human["human"] * design.masks[ranking.subset],
+                    ranking.predictions,
+                    pairs,
+                    design.votes_per_pair,
+                ),
                 int(pairs.shape[0]),
-                scored,
+                ranking.scored,
             )
-
-        for name, (kind, hist, scored) in histograms.items():
-            matrix = win_matrix(hist, mask)
-            rows.append(row(name, kind, bt_strengths(matrix), matrix_predictions(matrix, pairs), scored))
-        for framing in ("left", "right"):
-            matrix = design.human[framing] * mask
-            rows.append(row(f"human:{framing}", "human", bt_strengths(matrix), matrix_predictions(matrix, pairs), n))
-        flat = np.zeros(n)
-        rows.append(row("baseline:all-equal", "baseline", flat, strength_predictions(flat, pairs), n))
-        worst = -human_strengths
-        rows.append(row("baseline:worst", "baseline", worst, strength_predictions(worst, pairs), n))
+        )
     return pd.DataFrame(rows, columns=PAIRWISE_COLUMNS)
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import krippendorff
 import numpy as np
 import pandas as pd
 from sklearn.metrics import balanced_accuracy_score, f1_score, precision_score, recall_score
+
+from argassets.platform.pairwise.agreement import krippendorff_alpha_nominal
 
 #: A system predicts "political" when its probability of NA is strictly below this.
 NA_THRESHOLD = 0.5
@@ -58,16 +59,13 @@ def nominal_alpha_floor(n_raters: int, n_units: int) -> float:
 
 
 def nominal_alpha(reliability_data: np.ndarray) -> float:
-    """Nominal Krippendorff alpha (raters x items, NaN = missing); NaN when undefined.
+    """Nominal Krippendorff alpha of 0/1 labels (raters x items, NaN = missing); NaN when undefined.
 
-    Alpha is undefined when the pooled values hold a single category (no expected disagreement);
-    then NaN is returned rather than an error.
+    The pairwise core's :func:`~argassets.platform.pairwise.agreement.krippendorff_alpha_nominal` (the
+    ``krippendorff`` package's), the one implementation of both studies. Alpha is undefined when the
+    pooled values hold a single category or no item has two labels.
     """
-    data = np.asarray(reliability_data, dtype=float)
-    values = data[~np.isnan(data)]
-    if values.size == 0 or np.unique(values).size < 2:
-        return math.nan
-    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
+    return krippendorff_alpha_nominal(reliability_data)
 
 
 def pointwise_metrics(gold: np.ndarray | Sequence[int], predicted: np.ndarray | Sequence[int]) -> dict[str, float]:

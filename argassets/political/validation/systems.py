@@ -59,7 +59,8 @@ def system_item_values(stats: pd.DataFrame, keys: Sequence[Sequence[str]], colum
 def plot_f1_vs_alpha(report: pd.DataFrame, title: str = "Pairwise validation") -> bytes:
     """The paper's main figure: macro-F1 against ordinal alpha for every row, one panel per subset.
 
-    Returns PNG bytes. Points are coloured by ``kind``; each is labelled with its system name.
+    Returns PNG bytes. Points are coloured by ``kind``; each is labelled with its system name; where
+    the report has intervals, each point has its error bars on both axes.
     """
     import io
 
@@ -86,7 +87,25 @@ def plot_f1_vs_alpha(report: pd.DataFrame, title: str = "Pairwise validation") -
     for axis, subset in zip(axes, subsets, strict=False):
         rows = report[report["subset"] == subset]
         for kind, group in rows.groupby("kind"):
-            axis.scatter(group["alpha_ordinal"], group["macro_f1"], s=18, c=colours.get(kind, "tab:purple"), label=kind)
+            colour = colours.get(kind, "tab:purple")
+            if {"alpha_ordinal_low", "macro_f1_low"} <= set(group.columns):
+                # 95% intervals clustered over debates (docs/uncertainty.md), thin so the points stay readable.
+                x, y = group["alpha_ordinal"].astype(float), group["macro_f1"].astype(float)
+                xerr = np.vstack(
+                    [x - group["alpha_ordinal_low"].astype(float), group["alpha_ordinal_high"].astype(float) - x]
+                )
+                yerr = np.vstack([y - group["macro_f1_low"].astype(float), group["macro_f1_high"].astype(float) - y])
+                axis.errorbar(
+                    x,
+                    y,
+                    xerr=np.nan_to_num(xerr.clip(0)),
+                    yerr=np.nan_to_num(yerr.clip(0)),
+                    fmt="none",
+                    ecolor=colour,
+                    elinewidth=0.5,
+                    alpha=0.5,
+                )
+            axis.scatter(group["alpha_ordinal"], group["macro_f1"], s=18, c=colour, label=kind)
             for record in group.itertuples(index=False):
                 if np.isfinite(record.alpha_ordinal) and np.isfinite(record.macro_f1):
                     label = record.system.removeprefix("published:")

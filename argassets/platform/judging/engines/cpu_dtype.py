@@ -1,12 +1,5 @@
-"""The dtype vLLM's CPU build computes in, chosen from what the CPU multiplies natively.
-
-A registry entry with ``dtype = "cpu_native"`` runs in bfloat16 on a CPU with native bfloat16
-matrix instructions (AVX512-BF16 or AMX-BF16) and in float32 elsewhere: without them, torch
-emulates bfloat16 products and they run about 30x slower than float32 (AVX2), while with them
-bfloat16 products run several times faster than float32 (docs/judgments.md, benchmarks/bench_vllm_dtype.py).
-The resolved dtype, not ``cpu_native``, is part of the model identity, so draws made in one dtype
-are never reused for the other.
-"""
+"""The dtype vLLM's CPU build computes in, chosen from what the CPU multiplies natively (docs/judgments.md, "The CPU
+entry's dtype")."""
 
 from __future__ import annotations
 

@@ -1,23 +1,4 @@
-"""Judgments made elsewhere, read from a documented tidy CSV or Parquet file.
-
-Tidy format, one row per judgment:
-
-========================  =====================================================================
-column                    meaning
-========================  =====================================================================
-``judge_model``           optional; when present only rows equal to the registry name are used
-key columns               the study's (its ``StudyDefinition.import_keys``); the first names the
-                          study's item and tells which study a file belongs to. Study A:
-                          ``comparison_id``, ``dimension``, ``strategy``, ``order`` (``ab``
-                          when left out); Study B: ``argument_id``
-``run``                   integer >= 0 (repetition)
-``raw_output``            the model's text (preferred) ...
-``label``                 ... or just the parsed label / score when the raw text is not kept
-``p_a, p_b, p_tie``       optional, all three or none: the judge's label probabilities
-                          (renormalised over A, B, Tie: each in [0, 1], summing to 1 within
-                          1e-6; a row may leave all three empty)
-========================  =====================================================================
-"""
+"""Judgments made elsewhere, read from a tidy CSV or Parquet file (format: docs/judgments.md, "Importing judgments")."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""The runs of one prompt decoded side by side: llama.cpp's batch API with one sequence per run.
-
-The high-level ``Llama.create_chat_completion`` answers one run per call, so the n runs of a prompt
-are n decodes one after the other. Here the prompt is decoded once into every run's sequence (a
-unified KV cache, the pattern of llama.cpp's ``batched`` example), then each generation step is one
-``llama_decode`` for all live runs. Each run samples with a sampler chain of its own, seeded with
-its run seed: grammar, top-p, temperature, distribution. The prefix shared with the previous prompt
-(a system message, a few-shot block) stays in the KV cache and is not decoded again.
-"""
+"""The runs of one prompt decoded side by side: llama.cpp's batch API with one sequence per run."""
 
 from __future__ import annotations
 

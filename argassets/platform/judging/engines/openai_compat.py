@@ -1,10 +1,4 @@
-"""A judge behind any OpenAI-compatible ``/chat/completions`` endpoint (vLLM serve, llama.cpp, ...).
-
-Requests run in a bounded thread pool (``max_concurrency`` in flight), each retried with
-exponential backoff and jitter on HTTP 408 (request timeout), 409 (conflict), 429, 5xx, timeouts
-and connection errors (``Retry-After`` honoured up to the backoff cap). The API key is sent only in the ``Authorization`` header and is
-never part of a log line, an error message or a result.
-"""
+"""A judge behind any OpenAI-compatible ``/chat/completions`` endpoint (vLLM serve, llama.cpp, ...)."""
 
 from __future__ import annotations
 
@@ -313,7 +307,7 @@ class OpenAIJudge:
             for future in list(done) + [f for f in pending if not f.cancelled()]:
                 try:
                     results[futures[future]] = future.result()
-                except BaseException as exc:  # noqa: BLE001 - re-raised below with what finished
+                except BaseException as exc:  # re-raised below with what finished
                     error = error or exc
         if error is not None:
             finished = {

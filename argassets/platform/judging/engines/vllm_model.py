@@ -1,14 +1,4 @@
-"""A GGUF model made loadable by vLLM: dequantised once into a safetensors folder, cached outside git.
-
-vLLM's CPU build cannot load quantised GGUF files (``Q4_1`` and friends). transformers (with
-``gguf`` and ``accelerate``) dequantises one into an ordinary Hugging Face folder
-(``config.json``, ``model.safetensors``, the tokenizer with its chat template) in seconds for a
-small model. The folder is named by the GGUF file's SHA-256, written to a temporary sibling and
-renamed into place only when complete (with a ``argassets-conversion.json`` stamp), so a killed
-conversion leaves nothing that looks usable, and a changed GGUF gets a new folder.
-
-Only :func:`convert_gguf` imports torch and transformers; the rest is plain Python.
-"""
+"""A GGUF model made loadable by vLLM: dequantised once into a safetensors folder, cached outside git."""
 
 from __future__ import annotations
 

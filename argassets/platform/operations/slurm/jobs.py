@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from argassets.platform.registry.entries import SlurmSettings
+from argassets.platform.registry.model_entry import SlurmSettings
 
 #: States of a job that has not ended yet (``scontrol``'s ``JobState``).
 ACTIVE_STATES = frozenset(

@@ -1,23 +1,4 @@
-"""``SlurmRunLauncher``: each Dagster run becomes one Slurm batch job.
-
-The job runs ``dagster api execute_run`` (the same worker every Dagster launcher starts) on a node
-that sees the project, the Python environment and the instance's PostgreSQL storage. A run of one
-``judge_models`` partition asks for its registry entry's GPUs (``--gres=gpu:N``) and Slurm settings
-(partition, account, QOS, CPUs, memory, time limit); the time limit falls back to the run's
-``argassets/slurm-time`` tag (the estimate's). The run's tags and log show the job id, its log file
-and every state Slurm reports; terminating the run cancels the job; a job that Slurm ends fails
-its run with Slurm's reason (``check_run_worker_health``, polled by the daemon's run monitoring).
-A run judging an entry that no node of the cluster can run (the pre-flight: more GPUs than its
-largest node has, an engine the environment lacks) is cancelled with that reason, never submitted.
-
-Configured in ``dagster.yaml`` (``deploy/slurm/dagster.yaml``)::
-
-    run_launcher:
-      module: argassets.platform.operations.slurm.launcher
-      class: SlurmRunLauncher
-      config:
-        work_dir: /shared/argassets/slurm     # job scripts and logs, on the shared filesystem
-"""
+"""``SlurmRunLauncher``: each Dagster run becomes one Slurm batch job (docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -35,7 +16,8 @@ from dagster._grpc.types import ExecuteRunArgs
 from dagster._serdes import ConfigurableClass, ConfigurableClassData, serialize_value
 
 from argassets.platform.operations.slurm import jobs
-from argassets.platform.registry.entries import ModelEntry, ModelRegistry, RegistryError, SlurmSettings, load_registry
+from argassets.platform.registry.entries import ModelRegistry, RegistryError, load_registry
+from argassets.platform.registry.model_entry import ModelEntry, SlurmSettings
 
 JOB_ID_TAG = "argassets/slurm-job-id"
 JOB_LOG_TAG = "argassets/slurm-log"
@@ -131,14 +113,18 @@ class SlurmRunLauncher(RunLauncher, ConfigurableClass):
         script.write_text(job_script(run.run_id, command, workdir, os.environ), encoding="utf-8")
         job_name = f"argassets-{run.tags.get(MODEL_TAG) or run.job_name}"[:64]
         options = jobs.sbatch_options(
-            entry.gpus if entry else 0, settings, job_name=job_name, output=log, time_limit=run.tags.get(TIME_TAG)
+            entry.gpus_needed if entry else 0,
+            settings,
+            job_name=job_name,
+            output=log,
+            time_limit=run.tags.get(TIME_TAG),
         )
         try:
             job_id = jobs.submit(script, options)
         except jobs.SlurmError as exc:
             raise dg.DagsterInvariantViolationError(
                 f"Slurm refused the job of run {run.run_id} ({entry.name if entry else run.job_name}"
-                f"{f', {entry.gpus} GPU(s)' if entry and entry.gpus else ''}): {exc}"
+                f"{f', {entry.gpus_needed} GPU(s)' if entry and entry.gpus_needed else ''}): {exc}"
             ) from None
         self._instance.add_run_tags(run.run_id, {JOB_ID_TAG: job_id, JOB_LOG_TAG: str(log)})
         self._instance.report_engine_event(
