@@ -219,3 +219,20 @@ def test_the_slurm_launcher_submits_nothing_for_an_entry_no_node_can_run(
         assert canceled.message.startswith(
             "Not submitted to Slurm: llama-3.3-70b-instruct needs 4 GPUs (vLLM on CUDA); the Slurm cluster has only 2"
         )
+
+
+def test_the_partitions_list_says_cannot_run_here_rather_than_missing() -> None:
+    from argassets.cli.partitions import partition_status
+    from argassets.platform.operations.preflight import Refusal
+
+    studies = ["argument_quality", "political"]
+    refusal = Refusal(GPU_ENTRY, "needs 1 GPU (vLLM on CUDA); this machine has none", "run it on a GPU node")
+    assert partition_status(GPU_ENTRY, studies, {}, refusal) == (
+        "cannot run here: needs 1 GPU (vLLM on CUDA); this machine has none"
+    )
+    assert partition_status("random", studies, {}, None) == "missing"
+    done = {"argument_quality": {"random"}, "political": {"random"}}
+    assert partition_status("random", studies, done, None) == "materialised"
+    assert partition_status("random", studies, {"political": {"random"}}, None) == (
+        "materialised in political; missing in argument_quality"
+    )
