@@ -13,7 +13,11 @@ last valid state in the cursor, and returns a :class:`dagster.SensorResult`:
 - a removed entry is reported (log, skip message, and an observation on its partition); its
   partition and its stored judgments stay;
 - an invalid registry is a :class:`dagster.SkipReason` naming the entry and the field; the cursor
-  keeps the last valid state, so fixing the file resumes from there.
+  keeps the last valid state, so fixing the file resumes from there;
+- an entry the machines running this deployment's runs cannot run (the pre-flight,
+  :mod:`argassets.platform.operations.preflight`: GPUs, engines, endpoint variables, import
+  files) gets its partition but no run, the skip message says why, and its root partitions carry
+  an observation ``runnable_here = false`` with the reason (:mod:`~argassets.platform.operations.preflight_events`).
 
 Runs are only requested for backends listed in ``$ARGASSETS_RUN_BACKENDS`` (comma-separated;
 ``all``; ``none``), read at each tick. Default: every backend except ``vllm``, which needs GPU
@@ -37,6 +41,9 @@ from collections.abc import Mapping
 import dagster as dg
 
 from argassets.platform.operations.automation import OperationsLayout, operations_layout
+from argassets.platform.operations.machine import machine_for_instance
+from argassets.platform.operations.preflight import refusals
+from argassets.platform.operations.preflight_events import preflight_observations
 from argassets.platform.operations.run_tags import run_tags_for_entry
 from argassets.platform.registry.diff import (
     CursorError,
@@ -293,6 +300,9 @@ def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | 
     ]
     # Keys added by hand in the UI accept any text; one that is not a model name is never run.
     invalid_keys = [key for key in dict.fromkeys([*existing, *in_studies]) if not is_valid_partition_key(key)]
+    # What the machines that run this deployment's runs cannot run gets a partition, no run.
+    machine = machine_for_instance(instance)
+    refused = refusals(registry, registry.names, machine)
     plan: WorkPlan = plan_registry_work(
         registry,
         diff,
@@ -301,6 +311,7 @@ def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | 
         materialized=materialized,
         studies_available=set(layout.roots),
         first_tick=previous.state is None,
+        refused={name: f"{r.reason}: {r.remedy}" for name, r in refused.items()},
     )
     pending = merge_pending(previous.pending, plan.runs, registry)
     requests, still_pending, messages = build_run_requests(
@@ -309,6 +320,8 @@ def evaluate_registry(context: dg.SensorEvaluationContext) -> dg.SensorResult | 
     lines = _report_lines(diff, plan, messages, invalid_keys)
     _log_lines(context, lines)
     observations = _removed_observations(plan.removed, layout, materialized)
+    in_study = {study: instance.get_dynamic_partitions(study_partitions_name(study)) for study in layout.roots}
+    observations += preflight_observations(instance, layout.roots, in_study, refused, machine)
     cursor = SensorCursor(state=state, pending=still_pending).to_json()
     additions = study_partitions_requests(registry, instance, layout.roots)
     return _sensor_result(requests, lines, plan.partitions_to_add, cursor, observations, additions)

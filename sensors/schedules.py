@@ -5,8 +5,9 @@ materialised, or when one of its inputs was materialised after it (:func:`argass
 Each night the schedule requests:
 
 - one run per model partition and study for its stale partitioned assets (the root, i.e. the
-  judging itself, only for backends this deployment runs: ``$ARGASSETS_RUN_BACKENDS``), with the
-  partition's registry tags;
+  judging itself, only for backends this deployment runs: ``$ARGASSETS_RUN_BACKENDS``, and only
+  for entries the pre-flight lets run where runs execute, the others logged with its reason),
+  with the partition's registry tags;
 - one run for the stale reports over all models, when no partition run is requested on the same
   night; otherwise the reports follow those runs through declarative automation (or the next night).
 
@@ -22,6 +23,8 @@ from dataclasses import dataclass, field
 import dagster as dg
 
 from argassets.platform.operations.automation import OperationsLayout, operations_layout, report_groups, stale_keys
+from argassets.platform.operations.machine import machine_for_instance
+from argassets.platform.operations.preflight import refusals
 from argassets.platform.operations.run_tags import MODEL_TAG, REPORTS_TAG, STUDY_TAG, run_tags_for_entry
 from argassets.platform.registry.entries import RegistryError
 from argassets.platform.registry.partitions import JUDGE_MODELS
@@ -196,7 +199,10 @@ def evaluate_nightly(context: dg.ScheduleEvaluationContext) -> list[dg.RunReques
     existing = set(instance.get_dynamic_partitions(JUDGE_MODELS))
     partitions = [name for name in registry.names if name in existing]
     studies_of = {name: list(registry.get(name).studies) for name in partitions}
-    runnable = {name: registry.get(name).backend in backends for name in partitions}
+    refused = refusals(registry, partitions, machine_for_instance(instance))
+    for refusal in refused.values():
+        context.log.info(f"not judged tonight: {refusal.line}")
+    runnable = {name: registry.get(name).backend in backends and name not in refused for name in partitions}
     partition_work, reports = plan_stale_runs(layout, instance, partitions, studies_of, runnable)
     try:
         stamp = context.scheduled_execution_time.strftime("%Y%m%dT%H%M")

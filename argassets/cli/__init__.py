@@ -14,12 +14,16 @@ Commands::
     argassets backfill --from longer-wins --to random    # a range of partitions (registry order)
     argassets run-default          # study inputs, every baseline and published import, then every report
     argassets runs mark-orphans    # runs whose process died (kill -9) are marked failed (every command does it first)
-    argassets ui                   # dagster dev on 127.0.0.1
+    argassets ui                   # dagster dev on 127.0.0.1 (the UI refuses what this machine cannot run)
     argassets sql "SHOW TABLES"    # query the results (Parquet copies), also while runs write
     argassets slurm backfill --partitions a,b   # one Slurm job per partition (docs/operations.md)
     argassets batch export MODEL --study S --out DIR   # OpenAI-Batch files (and batch import; docs/judgments.md)
     argassets retrieve "..." --system E1 --position 60-90 --method typical   # docs/retrieval.md
     argassets debate "..." --model smollm2-135m-vllm                         # (and persona)
+
+Quiet by default: warnings and engine logs are kept in ``$DAGSTER_HOME/logs/argassets-cli.log``;
+``--verbose`` (before or after the command) shows them. A partition this machine cannot run (GPUs,
+an engine, an endpoint variable, an import file) is refused before anything starts, in one line.
 
 The equivalent Dagster commands (``dagster asset materialize --partition``, ``dagster job
 backfill``) are documented in docs/operations.md.
@@ -35,6 +39,7 @@ from collections.abc import Sequence
 from argassets.cli import backfill, batch, estimate, materialize, partitions, pools, run_default, runs, slurm, sql, ui
 from argassets.cli.common import studies
 from argassets.cli.environment import environment_epilog
+from argassets.cli.quiet import configure_output, hold_warnings
 from argassets.platform.operations.run_engine import OperationError
 from argassets.platform.operations.run_recovery import Stopped
 
@@ -60,13 +65,32 @@ def build_parser() -> argparse.ArgumentParser:
     from argassets.cli.export import add_commands as add_export_commands
 
     add_export_commands(sub, known)  # export eee | hf, open (docs/exports.md)
+    parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
+    _add_verbose_to_commands(parser)
     return parser
+
+
+VERBOSE_HELP = "show warnings and engine logs (kept in $DAGSTER_HOME/logs/argassets-cli.log otherwise)"
+
+
+def _add_verbose_to_commands(parser: argparse.ArgumentParser) -> None:
+    """``--verbose`` after any (sub)command too; it never resets a ``--verbose`` given before it."""
+    for action in parser._actions:
+        commands = getattr(action, "choices", None)
+        if isinstance(commands, dict):
+            for command in commands.values():
+                command.add_argument(
+                    "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=VERBOSE_HELP
+                )
+                _add_verbose_to_commands(command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status (2 for an error shown as one line)."""
+    held = hold_warnings()
     parser = build_parser()
     args = parser.parse_args(argv)
+    configure_output(args.verbose, held)
     try:
         return int(args.func(args))
     except OperationError as exc:

@@ -11,6 +11,8 @@ from argassets.cli.common import (
     chosen_studies,
     executor,
     get_instance,
+    preflight_partitions,
+    refused_summary,
     registry,
     say,
     select_partitions,
@@ -24,7 +26,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     instance = get_instance()
     models = registry()
     sync_partitions(instance, models)
-    names = select_partitions(models, instance, args)
+    names, refused = preflight_partitions(models, select_partitions(models, instance, args))
+    if not names:
+        return 2
     say(f"backfill of {len(names)} partition(s): {', '.join(names)}")
     engine = executor(instance)
     studies = chosen_studies(args.study)
@@ -34,7 +38,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         ok = engine.run_reports(studies_taken_part_in(models, names, studies, engine.layout.roots))
     if failed:
         say(f"failed partitions: {', '.join(failed)} (run them again: cached work is not redone)")
-    return 0 if ok else 1
+    if refused:
+        say(refused_summary(refused))
+    return 0 if ok and not refused else 1
 
 
 def add_command(sub: Any) -> None:

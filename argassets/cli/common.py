@@ -10,6 +10,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from argassets.platform.operations.machine import Machine, local_machine
+from argassets.platform.operations.preflight import Refusal, refusals
 from argassets.platform.operations.run_engine import Executor, OperationError, say
 from argassets.platform.operations.run_recovery import fail_orphaned_runs
 from argassets.platform.paths import PROJECT_ROOT
@@ -31,8 +33,10 @@ __all__ = [
     "executor",
     "get_instance",
     "mark_orphans",
+    "preflight_partitions",
     "registry",
     "say",
+    "refused_summary",
     "select_partitions",
     "studies",
     "studies_taken_part_in",
@@ -176,6 +180,22 @@ def _partition_range(ordered: list[str], start: str | None, end: str | None) -> 
     if not names:
         raise CliError(f"--from {start} --to {end}: empty range (order: {', '.join(ordered)})")
     return names
+
+
+def preflight_partitions(
+    registry: ModelRegistry, names: Sequence[str], machine: Machine | None = None
+) -> tuple[list[str], list[Refusal]]:
+    """The partitions of ``names`` that can run on ``machine`` (default: this one), and the refusals
+    of the others, each said at once in one line on stderr, before anything starts."""
+    refused = refusals(registry, names, local_machine() if machine is None else machine)
+    for refusal in refused.values():
+        print(f"argassets: not run: {refusal.line}", file=sys.stderr, flush=True)  # noqa: T201
+    return [name for name in names if name not in refused], list(refused.values())
+
+
+def refused_summary(refused: Sequence[Refusal], where: str = "this machine") -> str:
+    """The closing line of a command that left out refused partitions."""
+    return f"not run on {where} (see above): {', '.join(r.name for r in refused)}"
 
 
 def study_choices() -> list[str]:

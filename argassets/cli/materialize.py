@@ -17,15 +17,21 @@ from argassets.cli.common import (
     study_choices,
     sync_partitions,
 )
+from argassets.platform.operations.machine import local_machine
+from argassets.platform.operations.preflight import refusals
 
 
 def cmd_materialize(args: argparse.Namespace) -> int:
     check_key(args.partition, "materialize")
-    instance = get_instance()
     models = registry()
-    sync_partitions(instance, models)
     if args.partition not in models.names:
         raise CliError(f"{args.partition}: not in the registry (known: {', '.join(models.names)})")
+    # Before the instance is even opened: an entry this machine cannot run is refused in one line.
+    refused = refusals(models, [args.partition], local_machine())
+    if refused:
+        raise CliError(refused[args.partition].line)
+    instance = get_instance()
+    sync_partitions(instance, models)
     engine = executor(instance)
     studies = chosen_studies(args.study)
     ok = engine.run_partition(models, args.partition, studies)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from argassets.cli.common import get_instance, registry, say, sync_partitions
+from argassets.cli.common import get_instance, registry, say, studies, sync_partitions
+from argassets.platform.operations.machine import local_machine
+from argassets.platform.operations.preflight import Refusal, refusals
 from argassets.platform.registry.model_entry import is_valid_partition_key
 from argassets.platform.registry.partitions import JUDGE_MODELS
 
@@ -20,15 +22,42 @@ def cmd_partitions_sync(args: argparse.Namespace) -> int:
     return 0
 
 
+def _materialised(instance: Any, names: list[str]) -> dict[str, set[str]]:
+    """Per study, the partitions of its root asset that are materialised."""
+    import dagster as dg
+
+    known = studies()
+    return {name: instance.get_materialized_partitions(dg.AssetKey(known.get(name).root_asset)) for name in names}
+
+
+def partition_status(name: str, studies: list[str], materialised: dict[str, set[str]], refusal: Refusal | None) -> str:
+    """One partition's state: refused here (and why), else where it is materialised."""
+    if refusal is not None:
+        return f"cannot run here: {refusal.reason}"
+    done = [study for study in studies if name in materialised.get(study, set())]
+    if len(done) == len(studies):
+        return "materialised"
+    if done:
+        return f"materialised in {', '.join(done)}; missing in " + ", ".join(s for s in studies if s not in done)
+    return "missing"
+
+
 def cmd_partitions_list(args: argparse.Namespace) -> int:
     instance = get_instance()
     models = registry()
-    for name in instance.get_dynamic_partitions(JUDGE_MODELS):
+    names = list(instance.get_dynamic_partitions(JUDGE_MODELS))
+    known = [name for name in names if is_valid_partition_key(name) and name in models.names]
+    refused = refusals(models, known, local_machine())
+    materialised = _materialised(
+        instance, [s for s in studies().names if any(s in models.get(n).studies for n in known)]
+    )
+    for name in names:
         if not is_valid_partition_key(name):
             say(f"{name!r}\t(not a valid model name: added by hand? never run; delete it in the UI)")
         elif name in models.names:
             entry = models.get(name)
-            say(f"{name}\t{entry.backend}\tgpus={entry.gpus_needed}\t{','.join(entry.studies)}")
+            status = partition_status(name, list(entry.studies), materialised, refused.get(name))
+            say(f"{name}\t{entry.backend}\tgpus={entry.gpus_needed}\t{','.join(entry.studies)}\t{status}")
         else:
             say(f"{name}\t(not in the registry)")
     return 0
@@ -41,5 +70,8 @@ def add_command(sub: Any) -> None:
     sync = psub.add_parser("sync", help="add a partition per registry entry (never deletes)")
     sync.add_argument("--dry-run", action="store_true", help="print the partitions it would add; add none")
     sync.set_defaults(func=cmd_partitions_sync)
-    plist = psub.add_parser("list", help="list partitions with their backend and GPUs")
+    plist = psub.add_parser(
+        "list",
+        help="list partitions with their backend, GPUs, studies and state (materialised, missing, cannot run here)",
+    )
     plist.set_defaults(func=cmd_partitions_list)

@@ -11,6 +11,8 @@ from argassets.cli.common import (
     dagster_home,
     executor,
     get_instance,
+    preflight_partitions,
+    refused_summary,
     registry,
     say,
     sync_partitions,
@@ -62,6 +64,9 @@ def cmd_run_default(args: argparse.Namespace) -> int:
     unknown = [n for n in names if n not in models.names]
     if unknown:
         raise CliError(f"not in the registry: {', '.join(unknown)}")
+    names, refused = preflight_partitions(models, names)
+    if not names:
+        return 2
     engine = executor(instance)
     studies = _studies_with_data(
         models, [s for s in engine.layout.roots if any(models.get(n).takes_part_in(s) for n in names)]
@@ -72,7 +77,9 @@ def cmd_run_default(args: argparse.Namespace) -> int:
     ok = engine.run_default(models, names, studies)
     if ok:
         say(f"done; see the results with `argassets ui` (DAGSTER_HOME={dagster_home()})")
-    return 0 if ok else 1
+    if refused:
+        say(refused_summary(refused))
+    return 0 if ok and not refused else 1
 
 
 def add_command(sub: Any) -> None:

@@ -34,6 +34,8 @@ from argassets.cli.common import (
     chosen_studies,
     executor,
     get_instance,
+    preflight_partitions,
+    refused_summary,
     registry,
     say,
     select_partitions,
@@ -41,6 +43,7 @@ from argassets.cli.common import (
     sync_partitions,
 )
 from argassets.cli.estimate import estimate_for
+from argassets.platform.operations.machine import slurm_machine
 from argassets.platform.operations.run_engine import IN_PROCESS, Executor
 from argassets.platform.registry.entries import ModelRegistry
 
@@ -158,7 +161,10 @@ def cmd_slurm_backfill(args: argparse.Namespace) -> int:
     models = registry()
     if not args.dry_run:
         sync_partitions(instance, models)
-    names = select_partitions(models, instance, args)
+    # Refused before anything is submitted: what the cluster's nodes cannot run.
+    names, refused = preflight_partitions(models, select_partitions(models, instance, args), slurm_machine())
+    if not names:
+        return 2
     engine = executor(instance)
     studies = chosen_studies(args.study)
     if args.dry_run:
@@ -168,13 +174,15 @@ def cmd_slurm_backfill(args: argparse.Namespace) -> int:
     if inputs and not engine.run(inputs, None, {}, "study inputs"):
         return 1
     run_ids = [run_id for name in names for run_id in launch_partition(engine, models, name, studies)]
+    if refused:
+        say(refused_summary(refused, "the Slurm cluster"))
     if args.no_wait:
-        return 0
+        return 1 if refused else 0
     statuses = wait_for_runs(instance, run_ids)
     failed = [run_id for run_id, status in statuses.items() if status != "SUCCESS"]
     if failed:
         say(f"failed runs: {', '.join(failed)} (run the partitions again: cached judgments are not redone)")
-    return 1 if failed else 0
+    return 1 if failed or refused else 0
 
 
 def show_jobs(engine: Executor, registry: ModelRegistry, names: Sequence[str], studies: Sequence[str] | None) -> int:

@@ -27,6 +27,10 @@ def add_command(sub: Any) -> None:
     """Register ``argassets sql``."""
     sql = sub.add_parser("sql", help=SQL_HELP, description=SQL_HELP)
     sql.add_argument("query", help='one SELECT, e.g. "SHOW TABLES" or "SELECT * FROM aq_bt_scores LIMIT 5"')
-    sql.add_argument("--csv", action="store_true", help="print every row as CSV, streamed (instead of a table)")
+    sql.add_argument(
+        "--csv",
+        action="store_true",
+        help="print every row as CSV, streamed (instead of a table, which shows every column)",
+    )
     sql.add_argument("--max-rows", type=int, default=40, help="rows shown in the table, 1 or more (default 40)")
     sql.set_defaults(func=cmd_sql)

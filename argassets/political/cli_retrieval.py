@@ -25,6 +25,7 @@ from argassets.political.retrieval.query import (
     RetrievalError,
     RetrievalQuery,
     RetrievalResult,
+    canonical_query,
     parse_position_range,
 )
 
@@ -116,45 +117,74 @@ def open_retriever(args: argparse.Namespace) -> Iterator[Retriever]:
         driver.close()
 
 
-def _print_results(results: list[RetrievalResult], as_json: bool) -> None:
+def _print_results(results: list[RetrievalResult], as_json: bool, floor: float | None = None) -> None:
+    """Each result above the similarity ``floor``, grouped; a line already shown in its group is left out."""
+    kept = [r for r in results if floor is None or r.similarity >= floor]
     if as_json:
-        for r in results:
+        for r in kept:
             _out(json.dumps(r.as_dict(), ensure_ascii=False))
         return
-    if not results:
+    if not kept:
         _out("no results (loosen the filter, or choose other relations or forces)")
     group = None
-    for r in results:
-        if (r.relation, r.direction, r.neighbour_force) != group and r.relation:
-            group = (r.relation, r.direction, r.neighbour_force)
-            _out(f"== {r.relation} ({r.direction}, neighbour {r.neighbour_force or 'no force'})")
+    shown: set[tuple[Any, str]] = set()
+    repeated = 0
+    for r in kept:
+        key = (r.relation, r.direction, r.neighbour_force)
         where = "" if r.position is None else f" position {r.position:.1f}"
-        _out(f"[{r.similarity:.3f}{where}] {r.example_line('locution')}")
+        line = f"[{r.similarity:.3f}{where}] {r.example_line('locution')}"
+        if (key, line) in shown:
+            repeated += 1
+            continue
+        shown.add((key, line))
+        if key != group and r.relation:
+            group = key
+            _out(f"== {r.relation} ({r.direction}, neighbour {r.neighbour_force or 'no force'})")
+        _out(line)
+    below = len(results) - len(kept)
+    if below:
+        _out(f"({below} result(s) below similarity {floor} left out: --min-similarity to change)")
+    if repeated:
+        _out(f"({repeated} repeated line(s) left out: the same texts under another argument id; --json shows them)")
+
+
+def retrieve_with(args: argparse.Namespace, utterance: str) -> list[RetrievalResult]:
+    """The results of the query the options describe, with forces and the system spelt as the
+    embedded store spells them (a wrong case is corrected, a wrong name said, never no results)."""
+    query = build_query(args, utterance)
+    with open_retriever(args) as retriever:
+        store = retriever.store
+        if hasattr(store, "forces") and hasattr(store, "systems"):
+            query = canonical_query(query, store.forces, store.systems)
+        return retriever.retrieve(query)
 
 
 def cmd_retrieve(args: argparse.Namespace) -> int:
-    query = build_query(args, args.utterance)
-    with open_retriever(args) as retriever:
-        results = retriever.retrieve(query)
-    _print_results(results, args.json)
+    _print_results(retrieve_with(args, args.utterance), args.json, args.min_similarity)
     return 0
 
 
 def _generation_inputs(args: argparse.Namespace, utterance: str | None) -> tuple[list[RetrievalResult], Any, Any]:
+    from argassets.platform.operations.machine import local_machine
+    from argassets.platform.operations.preflight import refusals
     from argassets.platform.registry.entries import RegistryError, load_registry
     from argassets.platform.storage.judgment_cache import open_judgment_cache
     from argassets.platform.storage.judgment_cache.location import default_cache_location
 
     try:
-        entry = load_registry(studies=args.studies).get(args.model)
+        models = load_registry(studies=args.studies)
+        entry = models.get(args.model)
     except (KeyError, RegistryError) as exc:
         raise CommandError(f"--model {args.model!r}: {exc.args[0] if exc.args else exc}") from None
+    refused = refusals(models, [entry.name], local_machine())
+    if refused:
+        raise CommandError(refused[entry.name].line)
     results: list[RetrievalResult] = []
     if not args.no_retrieval:
         if not utterance:
             raise CommandError("retrieval needs a text to search with (--topic), or --no-retrieval")
-        with open_retriever(args) as retriever:
-            results = retriever.retrieve(build_query(args, utterance))
+        floor = args.min_similarity
+        results = [r for r in retrieve_with(args, utterance) if r.similarity >= floor]
     return results, entry, open_judgment_cache(default_cache_location())
 
 
@@ -189,6 +219,20 @@ def cmd_persona(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Results whose cosine is below this are not shown: a negative cosine points away from the utterance.
+DEFAULT_MIN_SIMILARITY = 0.0
+
+
+def _similarity(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not -1.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"a cosine lies in -1..1, got {value}")
+    return value
+
+
 def _retrieval_options(parser: argparse.ArgumentParser, method_default: str) -> None:
     parser.add_argument(
         "--method",
@@ -208,7 +252,9 @@ def _retrieval_options(parser: argparse.ArgumentParser, method_default: str) -> 
         default="both",
         help="incoming: neighbour -[relation]-> argument; outgoing: argument -[relation]-> neighbour (default both)",
     )
-    parser.add_argument("--system", help="model or ensemble whose positions filter (e.g. E1, GPT-4o)")
+    parser.add_argument(
+        "--system", help="model or ensemble whose positions filter (e.g. E1, published-gpt4o; case does not matter)"
+    )
     parser.add_argument("--position", help="MIN-MAX mean position on 0-100 (e.g. 60-90)")
     parser.add_argument("--max-std", type=float, help="largest standard deviation of the system's positions")
     parser.add_argument("--max-prob-na", type=float, help="largest probability of NA (no position) of the system")
@@ -221,6 +267,13 @@ def _retrieval_options(parser: argparse.ArgumentParser, method_default: str) -> 
     parser.add_argument("--exact", action="store_true", help="neo4j: scan instead of the vector index")
     parser.add_argument("--model-dir", help="sentence-transformers folder (default: packaged all-MiniLM-L6-v2)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.add_argument(
+        "--min-similarity",
+        type=_similarity,
+        default=DEFAULT_MIN_SIMILARITY,
+        help=f"leave out results less similar than this cosine, -1 to 1 (default {DEFAULT_MIN_SIMILARITY}: "
+        "none that points away from the utterance)",
+    )
 
 
 def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:

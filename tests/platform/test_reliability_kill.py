@@ -22,6 +22,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -212,3 +214,72 @@ def test_killed_judgments_run_resumes_without_loss_duplication_or_resending(
     for path in home.rglob("*"):
         if path.is_file() and path.suffix in (".out", ".err", ".log", ".txt", ".json"):
             assert SECRET not in path.read_text(errors="replace"), path
+
+
+#: Busy processes beside the run (the issue's loaded machine: 3 busy loops made the kills fail there).
+BUSY_LOOPS = 3
+#: Completions cached before each SIGKILL, the cache kept between runs: early (the first batch) and late.
+KILL_AFTER_CACHED = (16, 400)
+
+
+@contextmanager
+def _cpu_contention(processes: int) -> Iterator[None]:
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+    try:
+        yield
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+
+
+def _processes_of(home: Path) -> list[int]:
+    """Live processes (not zombies) whose environment names ``home`` as DAGSTER_HOME: every process of
+    a run started there, including any that left the killed process group."""
+    marker = f"DAGSTER_HOME={home}".encode()
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            environ = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if state != "Z" and marker in environ:
+            found.append(int(proc.name))
+    return found
+
+
+def test_sigkill_under_cpu_contention_at_several_points_leaves_no_process_and_loses_no_row(
+    tmp_path: Path, study_a_inputs_home: Path
+) -> None:
+    with FakeFleet(api_key=SECRET, delay_s=0.03) as fleet, _cpu_contention(BUSY_LOOPS):
+        env = cli_environment(
+            tmp_path, REGISTRY, inputs=study_a_inputs_home, FAKE_FLEET_URL=fleet.base_url, FAKE_FLEET_KEY=SECRET
+        )
+        home, cache, database = (Path(env[k]) for k in ("DAGSTER_HOME", "ARGASSETS_CACHE", "ARGASSETS_DUCKDB"))
+        for point, threshold in enumerate(KILL_AFTER_CACHED):
+            log = tmp_path / f"killed-{point}.log"
+            process = _materialize(env, log, "argassets")
+            deadline = time.monotonic() + 400
+            while len(_cached(cache)) < threshold:
+                assert process.poll() is None, f"finished before kill {point}:\n" + log.read_text()[-3000:]
+                assert time.monotonic() < deadline, f"kill {point}: never got going:\n" + log.read_text()[-3000:]
+                time.sleep(0.05)
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+            deadline = time.monotonic() + 10
+            while _processes_of(home) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert _processes_of(home) == [], f"kill {point}: processes of the killed run are left"
+        assert 0 < len(_cached(cache)) < 945, "every kill came in the middle of the partition"
+        final_log = tmp_path / "final.log"
+        final = _materialize(env, final_log, "argassets")
+        assert final.wait(timeout=600) == 0, final_log.read_text()[-3000:]
+    with duckdb.connect(str(database), read_only=True) as con:
+        prompts = con.execute("SELECT count(*) FROM main.aq_prompts").fetchone()[0]
+        rows, distinct, valid = con.execute(
+            'SELECT count(*), count(DISTINCT (comparison_id, dimension, strategy, "order", run)), '
+            "sum(CASE WHEN is_valid THEN 1 ELSE 0 END) FROM main.aq_judgments WHERE judge_model = ?",
+            [MODEL],
+        ).fetchone()
+    assert rows == distinct == valid == prompts * 3

@@ -7,10 +7,13 @@ import uuid
 from pathlib import Path
 
 import dagster as dg
+import pytest
 from dagster._core.remote_origin import InProcessCodeLocationOrigin, RemoteJobOrigin, RemoteRepositoryOrigin
 from dagster._core.run_coordinator import SubmitRunContext
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 
+from argassets import run_queue
+from argassets.platform.operations.machine import Machine
 from argassets.platform.operations.run_tags import MODEL_TAG, POOL_TAG, REPORTS_TAG, run_tags_for_entry
 from argassets.run_queue import TaggingRunCoordinator, policy_tags
 from argassets.studies import load_registry
@@ -40,7 +43,11 @@ def submitted(instance: dg.DagsterInstance, tags: dict[str, str], selection: set
     return instance.run_coordinator.submit_run(SubmitRunContext(run, workspace=None))  # type: ignore[arg-type]
 
 
-def test_ui_partition_run_gets_the_registry_tags_before_it_is_queued() -> None:
+def test_ui_partition_run_gets_the_registry_tags_before_it_is_queued(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A machine with the GPUs the entry needs: on one without, the pre-flight cancels the run
+    # (tests/platform/test_preflight.py).
+    gpu_node = Machine("a GPU node", "local", gpus=8, modules=frozenset({"vllm"}), vllm_build="cuda")
+    monkeypatch.setattr(run_queue, "machine_for_instance", lambda _instance: gpu_node)
     entry = load_registry().get(GPU_MODEL)
     assert entry.gpus > 0 and "argument_quality" in entry.studies
     with dg.instance_for_test(overrides={"run_coordinator": COORDINATOR}) as instance:

@@ -19,6 +19,8 @@ import pytest
 from dagster._core.storage.dagster_run import DagsterRunStatus
 
 from argassets.platform.operations.automation import with_automation
+from argassets.platform.operations.machine import Machine
+from argassets.platform.operations.preflight_events import PREFLIGHT_KEY, RUNNABLE_KEY
 from argassets.platform.operations.run_tags import GPUS_TAG, K8S_CONFIG_TAG, POOL_TAG
 from argassets.platform.registry.partitions import (
     JUDGE_MODELS,
@@ -28,6 +30,7 @@ from argassets.platform.registry.partitions import (
 )
 from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.studies import code_location_studies
+from sensors import registry_sensor
 from sensors.registry_sensor import model_registry_sensor
 from sensors.schedules import nightly_refresh_schedule
 
@@ -133,6 +136,15 @@ gpus = 4
 """
 
 
+#: A GPU machine as the pre-flight sees it (its model cache is not checked).
+GPU_MACHINE = Machine(
+    name="a GPU node", kind="local", gpus=4, modules=frozenset({"vllm"}), vllm_build="cuda", hf_cache=None
+)
+CPU_MACHINE = Machine(
+    name="this machine", kind="local", gpus=0, modules=frozenset({"vllm"}), vllm_build="cpu", hf_cache=None
+)
+
+
 @dataclass
 class Harness:
     """An ephemeral instance, the stand-in assets with automation, and a registry file."""
@@ -211,6 +223,12 @@ class Harness:
 
 def _isolate(monkeypatch: pytest.MonkeyPatch, registry: Path) -> None:
     monkeypatch.setenv("ARGASSETS_MODELS", str(registry))
+    # The import entries' file exists (the pre-flight refuses an import whose file is missing);
+    # the stub study never reads it.
+    data = registry.parent / "data"
+    (data / "predictions").mkdir(parents=True, exist_ok=True)
+    (data / "predictions" / "gpt-4o.tsv").touch()
+    monkeypatch.setenv("ARGASSETS_DATA_DIR", str(data))
     monkeypatch.delenv("ARGASSETS_RUN_BACKENDS", raising=False)
     monkeypatch.delenv("ARGASSETS_K8S_GPU_NODE_SELECTOR", raising=False)
 
@@ -496,7 +514,9 @@ def test_gpu_entry_gets_a_partition_but_runs_only_where_vllm_runs(
     assert not cpu_only.run_requests
     assert "backend 'vllm' is not run automatically here" in cpu_only.skip_reason.skip_message
 
-    # On a GPU deployment the same edit is run, tagged with its four GPUs.
+    # On a GPU deployment (a machine with 4 GPUs and vLLM's CUDA build) the same edit is run,
+    # tagged with its four GPUs.
+    monkeypatch.setattr(registry_sensor, "machine_for_instance", lambda _instance: GPU_MACHINE)
     h.cursor = None
     h.write(BASELINES)
     h.tick()
@@ -510,6 +530,41 @@ def test_gpu_entry_gets_a_partition_but_runs_only_where_vllm_runs(
     k8s = json.loads(request.tags[K8S_CONFIG_TAG])
     assert k8s["container_config"]["resources"]["limits"]["nvidia.com/gpu"] == "4"
     assert k8s["pod_spec_config"]["node_selector"] == {"nvidia.com/gpu.present": "true"}
+
+
+def _preflight_observations(h: Harness, partition: str) -> list[dict]:
+    records = h.instance.fetch_observations(dg.AssetRecordsFilter(asset_key=K("aq_judgments")), limit=100).records
+    return [
+        {key: value.value for key, value in r.asset_observation.metadata.items()}
+        for r in records
+        if r.asset_observation.partition == partition and RUNNABLE_KEY in r.asset_observation.metadata
+    ]
+
+
+def test_an_entry_the_machine_cannot_run_gets_no_run_and_its_partition_says_why(
+    judged: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = judged
+    monkeypatch.setattr(registry_sensor, "machine_for_instance", lambda _instance: CPU_MACHINE)
+    monkeypatch.setenv("ARGASSETS_RUN_BACKENDS", "all")  # vLLM is run automatically here, where it can
+    h.write(BASELINES + GPU_MODEL)
+    added = h.tick()
+    assert not added.run_requests
+    reason = "needs 4 GPUs (vLLM on CUDA); this machine has none: run it on a GPU node"
+    assert f"not run: llama-3.3-70b-instruct for argument_quality: {reason}" in added.skip_reason.skip_message
+    # The partition exists now; the next tick records why it cannot run here, once.
+    h.tick()
+    h.tick()
+    [observed] = _preflight_observations(h, "llama-3.3-70b-instruct")
+    assert observed[RUNNABLE_KEY] is False
+    assert observed[PREFLIGHT_KEY] == "cannot run on this machine: needs 4 GPUs (vLLM on CUDA); this machine has none"
+    assert not _preflight_observations(h, "random"), "a partition that runs here gets no observation"
+    # Moved to a GPU machine: it can run again, said once.
+    monkeypatch.setattr(registry_sensor, "machine_for_instance", lambda _instance: GPU_MACHINE)
+    h.tick()
+    h.tick()
+    latest, _ = _preflight_observations(h, "llama-3.3-70b-instruct")
+    assert latest == {RUNNABLE_KEY: True, PREFLIGHT_KEY: "runs on a GPU node"}
 
 
 def test_unknown_backend_in_the_environment_is_a_clear_skip(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:

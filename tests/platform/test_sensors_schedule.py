@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dagster as dg
+import pytest
 
+from sensors import schedules
 from sensors.schedules import nightly_refresh_schedule
-from tests.platform.test_sensors_registry import BASELINES, GPU_MODEL, Harness
+from tests.platform.test_sensors_registry import BASELINES, CPU_MACHINE, GPU_MACHINE, GPU_MODEL, Harness
 
 K = dg.AssetKey
 
@@ -57,3 +59,19 @@ def test_reports_that_never_ran_are_materialised_in_one_run_per_study(judged: Ha
     for request in data.run_requests:
         h.execute(request)
     assert sorted(h.stored("political_model_stats")["judge_model"]) == ["random"]
+
+
+def test_an_entry_the_machine_cannot_run_is_not_judged_at_night(
+    reported: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    h = reported
+    monkeypatch.setenv("ARGASSETS_RUN_BACKENDS", "all")  # vLLM would be judged here, were there GPUs
+    h.write(BASELINES + GPU_MODEL)
+    h.tick()
+    h.execute(dg.RunRequest(asset_selection=[K("stub_corpus")]))
+    monkeypatch.setattr(schedules, "machine_for_instance", lambda _instance: CPU_MACHINE)
+    on_cpu = sorted(partition for partition, _ in _requests(_tick(h)))
+    assert on_cpu == ["longer-wins", "random"], "the GPU model is left out on a machine without GPUs"
+    monkeypatch.setattr(schedules, "machine_for_instance", lambda _instance: GPU_MACHINE)
+    on_gpus = sorted(partition for partition, _ in _requests(_tick(h)))
+    assert on_gpus == ["llama-3.3-70b-instruct", "longer-wins", "random"]

@@ -54,3 +54,15 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     error = reader.stderr.read().decode()
     assert error == "", error
     assert status == BROKEN_PIPE_STATUS
+
+
+def test_the_table_shows_every_column_however_narrow_the_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")  # DuckDB fitted the table to this by hiding 9 of the 12 columns
+    query = "SELECT " + ", ".join(f"repeat('x', 60) AS column_number_{i}" for i in range(12))
+    out = io.StringIO()
+    assert run_query(query, location=str(tmp_path), out=out) == 0
+    shown = out.getvalue()
+    assert all(f"column_number_{i} " in shown for i in range(12)), shown
+    assert "shown" not in shown  # DuckDB's footer "12 columns (3 shown)" when it hides some

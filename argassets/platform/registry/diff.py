@@ -250,6 +250,7 @@ def plan_registry_work(
     materialized: Mapping[str, Collection[str]],
     studies_available: Collection[str],
     first_tick: bool,
+    refused: Mapping[str, str] | None = None,
 ) -> WorkPlan:
     """Decide the partitions to add and the study runs to request for one registry diff.
 
@@ -271,6 +272,9 @@ def plan_registry_work(
     first_tick
         True when there was no previous state: an entry already materialised is then taken as
         up to date (no run), since nothing tells that its configuration changed.
+    refused
+        Entries the pre-flight refuses where runs execute, with its words
+        (:mod:`argassets.platform.operations.preflight`): they get a partition but no run.
 
     Returns
     -------
@@ -299,6 +303,9 @@ def plan_registry_work(
                         "run the partition from the UI or the CLI",
                     )
                 )
+                continue
+            if refused and name in refused:
+                skipped.append(SkippedRun(name, study, refused[name]))
                 continue
             already = name in set(materialized.get(study, ()))
             if reason == "added" and already and (first_tick or name in diff.readded_unchanged):

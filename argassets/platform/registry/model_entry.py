@@ -31,6 +31,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from argassets.platform.judging.interface import Judge, JudgeSettings, PromptTokenizer, SamplingParams
+from argassets.platform.registry.needs import MachineNeeds
 from argassets.platform.registry.scopes import scopes_by_study
 from argassets.platform.study import Studies, StudyScope
 
@@ -256,6 +257,20 @@ class ModelEntry(_Strict):
     def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         """What sending these tokens costs in US dollars, when the entry declares a price."""
         return None
+
+    def machine_needs(self, data_root: Path | None) -> MachineNeeds:
+        """What a run asks of the machine it runs on (the pre-flight's question): by default its
+        GPUs and its judgments file (resolved below ``data_root``); engines add their own needs."""
+        file = self.judgments_file
+        if file is None:
+            files: tuple[Path, ...] = ()
+        else:
+            try:
+                files = (file.resolve(data_root),)
+            except FileNotFoundError:
+                files = (Path(file.path),)
+        engine = "a baseline" if self.is_baseline else ("an import file" if file else f"the {self.backend} engine")
+        return MachineNeeds(engine, gpus=self.gpus_needed, files=files)
 
     @classmethod
     def available_here(cls) -> bool:

@@ -10,6 +10,8 @@ import dagster as dg
 
 from argassets.platform.judging.engines import build_judge
 from argassets.platform.judging.interface import Judge
+from argassets.platform.operations.machine import local_machine
+from argassets.platform.operations.preflight import preflight
 from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.storage.judgment_cache import open_judgment_cache
 from argassets.platform.storage.judgment_cache.interface import JudgmentStore
@@ -37,6 +39,11 @@ class JudgeResource(dg.ConfigurableResource):
 
     def build(self, entry: ModelEntry, import_keys: Sequence[ImportKeys] = ()) -> Judge:
         """The judge of ``entry``; ``import_keys`` are its studies' (what its tidy import file may hold)."""
+        # A run that reached this machine without the pre-flight (``dagster asset materialize``) and
+        # cannot run here fails in one line, before any engine starts.
+        refusal = preflight(entry, local_machine())
+        if refusal is not None:
+            raise dg.Failure(description=refusal.line, allow_retries=False)
         mode = self.openai_structured_output or os.environ.get(STRUCTURED_OUTPUT_ENV_VAR) or "json_schema"
         return build_judge(
             entry,

@@ -10,7 +10,6 @@ away (``| head -1``). Errors are one line (:class:`QueryError`).
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from typing import TextIO
 
@@ -68,12 +67,16 @@ def _write_csv(connection: ReadOnlyConnection, query: str, out: TextIO) -> None:
         reader.schema.empty_table().to_pandas().to_csv(out, index=False)
 
 
+#: Every column is shown (a wide table wraps, or scrolls in ``less -S``): DuckDB fitted the table
+#: to the terminal's width by hiding columns, which a reader did not notice.
+_NO_WIDTH_LIMIT = 1_000_000
+
+
 def _show(connection: ReadOnlyConnection, query: str, max_rows: int, out: TextIO) -> None:
-    width = shutil.get_terminal_size().columns
     stdout = sys.stdout
     sys.stdout = out  # DuckDB's show() prints through Python's sys.stdout
     try:
-        connection.sql(query).show(max_rows=max_rows, max_width=width)
+        connection.sql(query).show(max_rows=max_rows, max_width=_NO_WIDTH_LIMIT)
     finally:
         sys.stdout = stdout
 

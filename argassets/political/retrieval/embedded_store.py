@@ -90,6 +90,11 @@ class EmbeddedStore:
     def systems(self) -> list[str]:
         return sorted(self.positions["system"].unique())
 
+    @property
+    def forces(self) -> list[str]:
+        """The illocutionary forces the KB's arguments have (their spelling in the KB)."""
+        return sorted(force for force in self.arguments["force"].unique() if force)
+
     def _system_stats(self, system: str) -> dict[str, np.ndarray]:
         """Mean, std and probability of NA under ``system``, aligned with the arguments (cached)."""
         if system not in self._stats:

@@ -16,7 +16,7 @@ broken by argument id, then neighbour id, so that every store returns the same o
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
 from argassets.political.neo4j_export import RELATIONSHIP_TYPES
@@ -143,6 +143,28 @@ class RetrievalResult:
         if self.direction == "incoming":
             return f"'{neighbour}' -[{self.relation}]-> '{similar}'"
         return f"'{similar}' -[{self.relation}]-> '{neighbour}'"
+
+
+def canonical_name(given: str, known: list[str], what: str) -> str:
+    """``given`` spelt as in ``known`` (case does not matter); :class:`RetrievalError` naming the
+    known values when none matches (a wrong case used to return no results, silently)."""
+    by_fold = {name.casefold(): name for name in known}
+    found = by_fold.get(given.strip().casefold())
+    if found is None:
+        raise RetrievalError(f"{what} {given!r} is not in the knowledge base (known: {', '.join(known) or 'none'})")
+    return found
+
+
+def canonical_query(query: RetrievalQuery, forces: list[str], systems: list[str]) -> RetrievalQuery:
+    """``query`` with its forces and filter system spelt as the store spells them."""
+    force = None if query.force is None else canonical_name(query.force, forces, "force")
+    neighbours = query.neighbour_forces
+    if neighbours is not None:
+        neighbours = tuple(canonical_name(name, forces, "neighbour force") for name in neighbours)
+    political = query.filter
+    if political is not None:
+        political = replace(political, system=canonical_name(political.system, systems, "system"))
+    return replace(query, force=force, neighbour_forces=neighbours, filter=political)
 
 
 def _text(locution: str, proposition: str, what: str) -> str:

@@ -47,6 +47,13 @@ def find_gguf(gguf_path: str | None = None, gguf_package: str | None = None) -> 
     return files[0]
 
 
+def gguf_needs(gguf_path: str | None, gguf_package: str | None) -> tuple[tuple[str, ...], tuple[Path, ...]]:
+    """What a GGUF-based entry needs: the package shipping the file, or the file itself (pre-flight)."""
+    if gguf_path:
+        return (), (Path(gguf_path).expanduser(),)
+    return ((gguf_package,) if gguf_package else ()), ()
+
+
 class LlamaCppJudge:
     """Chat completions from ``llama_cpp.Llama`` (loaded once, lazily), the runs of a request side by side.
 

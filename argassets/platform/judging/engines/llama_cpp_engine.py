@@ -8,12 +8,13 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from argassets.platform.judging.engines.llama_cpp_backend import find_gguf
+from argassets.platform.judging.engines.llama_cpp_backend import find_gguf, gguf_needs
 from argassets.platform.judging.engines.tokenizers import GGUFTokenizer
 from argassets.platform.judging.engines.vllm_model import file_sha256
 from argassets.platform.judging.interface import Judge, JudgeSettings, PromptTokenizer
 from argassets.platform.judging.prefill_floor import ReuseModel
 from argassets.platform.registry.model_entry import ModelEntry, judge_engine
+from argassets.platform.registry.needs import MachineNeeds
 
 
 @judge_engine("llama_cpp")
@@ -67,6 +68,11 @@ class LlamaCppEntry(ModelEntry):
             return GGUFTokenizer(self.gguf())
         except FileNotFoundError:
             return None
+
+    def machine_needs(self, data_root: Path | None) -> MachineNeeds:
+        """llama-cpp-python and the GGUF (its file, or the package that ships it)."""
+        packages, files = gguf_needs(self.gguf_path, self.gguf_package)
+        return MachineNeeds("llama.cpp", modules=("llama_cpp", *packages), files=files)
 
     @classmethod
     def available_here(cls) -> bool:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from argassets.platform.judging.interface import Judge, JudgeSettings
 from argassets.platform.registry.model_entry import ModelEntry, judge_engine
+from argassets.platform.registry.needs import MachineNeeds
 
 if TYPE_CHECKING:
     from argassets.platform.judging.batch_files import BatchFormat
@@ -83,6 +85,10 @@ class OpenAIEntry(ModelEntry):
             max_retries=settings.openai_max_retries,
             server_sampling_defaults=self.server_sampling_defaults,
         )
+
+    def machine_needs(self, data_root: Path | None) -> MachineNeeds:
+        """Only the endpoint's URL variable: its GPUs are elsewhere."""
+        return MachineNeeds("an OpenAI-compatible endpoint", env_vars=(self.base_url_env or DEFAULT_BASE_URL_ENV,))
 
     def engine_batch_size(self) -> int:
         """Small batches for a slow, paid endpoint: enough to keep every connection busy."""

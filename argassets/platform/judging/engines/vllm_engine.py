@@ -8,12 +8,13 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from argassets.platform.judging.engines.cpu_dtype import engine_dtype
-from argassets.platform.judging.engines.llama_cpp_backend import find_gguf
+from argassets.platform.judging.engines.llama_cpp_backend import find_gguf, gguf_needs
 from argassets.platform.judging.engines.tokenizers import TransformersTokenizer
 from argassets.platform.judging.engines.vllm_model import CONVERTED_DTYPE, converted_model_dir, file_sha256, read_stamp
 from argassets.platform.judging.interface import Judge, JudgeSettings, PromptTokenizer
 from argassets.platform.judging.prefill_floor import ReuseModel
 from argassets.platform.registry.model_entry import ModelEntry, judge_engine
+from argassets.platform.registry.needs import MachineNeeds
 
 #: vLLM 0.32's default KV-cache block, in tokens: 128 on its CPU build (vllm/platforms/cpu.py), 16 on CUDA.
 VLLM_DEFAULT_BLOCK = {"cpu": 128, "gpu": 16}
@@ -117,6 +118,22 @@ class VLLMEntry(ModelEntry):
         """vLLM's prefix cache of blocks, its default block size for the device (a running judge
         reports the real one: ``VLLMJudge.reuse_model``)."""
         return ReuseModel("blocks", VLLM_DEFAULT_BLOCK[self.device])
+
+    def machine_needs(self, data_root: Path | None) -> MachineNeeds:
+        """vLLM (its CUDA build and ``gpus`` GPUs, or its CPU build), the GGUF, and the weights of a
+        hub ``model_id`` in the local cache (never downloaded)."""
+        packages, files = gguf_needs(self.gguf_path, self.gguf_package)
+        local_model = bool(packages or files) or Path(self.model_id or "").expanduser().is_dir()
+        weights = None if local_model else self.model_id
+        on_cuda = self.device == "gpu"
+        return MachineNeeds(
+            "vLLM on CUDA" if on_cuda else "vLLM's CPU build",
+            gpus=self.gpus_needed,
+            cuda_build=on_cuda,
+            modules=("vllm", *packages),
+            files=files,
+            cached_weights=weights,
+        )
 
     def prompt_tokenizer(self) -> PromptTokenizer | None:
         """The tokenizer of the folder vLLM loads: the dequantised GGUF, or a local ``model_id`` folder."""

@@ -79,12 +79,29 @@ class SlurmRunLauncher(RunLauncher, ConfigurableClass):
         entry = entry_of_run(registry, run.tags)
         return entry, (registry.slurm_for(entry) if entry else registry.slurm)
 
+    def _refused(self, run: DagsterRun, entry: ModelEntry | None) -> bool:
+        """Whether the pre-flight refuses ``run`` (it judges an entry no node of the cluster can
+        run); the run is then cancelled with the reason, and nothing is submitted."""
+        from argassets.platform.operations.machine import slurm_machine
+        from argassets.platform.operations.preflight import refusals
+
+        # Read without the studies, as in _settings: a run tagged with a partition judges that entry.
+        if entry is None:
+            return False
+        refusal = refusals(load_registry(studies=None), [entry.name], slurm_machine()).get(entry.name)
+        if refusal is None:
+            return False
+        self._instance.report_run_canceled(run, message=f"Not submitted to Slurm: {refusal.line}")
+        return True
+
     def launch_run(self, context: LaunchRunContext) -> None:
         run = context.dagster_run
+        entry, settings = self._settings(run)
+        if self._refused(run, entry):
+            return
         origin = run.job_code_origin
         if origin is None:
             raise dg.DagsterInvariantViolationError(f"run {run.run_id} has no code origin to run on a Slurm node")
-        entry, settings = self._settings(run)
         args = ExecuteRunArgs(job_origin=origin, run_id=run.run_id, instance_ref=self._instance.get_ref())
         folder = self.work_dir
         script = folder / f"run-{run.run_id}.sh"
