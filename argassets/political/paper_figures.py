@@ -120,7 +120,7 @@ PAPER_SAYS = (
     "The paper's figures beside the platform's, each with its source. The paper's headline 'α = 0.86 for the "
     "best model' is the ordinal α on subset P11, not on all pairs; the platform computes it from the published "
     "predictions twice, once as the study files carry them and once as the registry imports them, and the two "
-    "can differ in the third decimal (the files are not the same export)."
+    "can differ (the second table: registry import minus study file, per model and subset)."
 )
 
 
