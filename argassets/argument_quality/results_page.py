@@ -9,16 +9,19 @@ import pandas as pd
 from argassets.argument_quality.agreement_reports import HEADLINE_METRIC
 from argassets.argument_quality.bt_scores import MEAN_DIMENSION
 from argassets.argument_quality.length_bias_report import ALL_DIMENSIONS, KIND_REFERENCE
+from argassets.argument_quality.metric_choice import CHOICE_METRICS, LOWER_IS_BETTER, metric_choice_section
 from argassets.argument_quality.published import PUBLISHED_METRICS
 from argassets.argument_quality.reliability import BATTERY_METRICS, EXPERTS
 from argassets.argument_quality.scope import DIMENSIONS
 from argassets.platform.pairwise.reliability import FLAGGED_PROPERTY
+from argassets.platform.reporting.metric_figure import metric_bar_figure
 from argassets.platform.reporting.results_page import Leaderboard, Section, results_page
 
 HEADLINE_SAYS = (
     "Cohen's kappa of the configuration's majority labels (A, B, Tie) against the expert labels, "
     "mean over the three dimensions, with its 95% interval clustered over topics; higher is better. "
-    "Baselines are never in the best set."
+    "The best set is chosen among judges: baselines are left out of it by rule, not because they always "
+    "score lower (their rank on every metric: 'Does the answer depend on the metric?' below)."
 )
 OTHER_METRICS = [
     "krippendorff_alpha",
@@ -41,35 +44,21 @@ OTHER_METRICS = [
 KIND_COLOURS = {"measured": "#1f77b4", "published": "#7f7f7f", "baseline": "#bbbbbb", KIND_REFERENCE: "#d62728"}
 
 
-def error_bars(frame: pd.DataFrame, metric: str) -> dict[str, Any]:
-    """Plotly ``error_x`` arguments from ``<metric>_low/_high`` (none where the table has no bounds)."""
-    if f"{metric}_low" not in frame.columns:
-        return {}
-    return {
-        "error_x": (frame[f"{metric}_high"].astype(float) - frame[metric].astype(float)).clip(lower=0),
-        "error_x_minus": (frame[metric].astype(float) - frame[f"{metric}_low"].astype(float)).clip(lower=0),
-    }
-
-
 def leaderboard_figure(means: pd.DataFrame) -> Any:
-    """Horizontal bars of the headline metric per configuration with its interval, coloured by kind."""
-    import plotly.express as px
-
-    shown = means.assign(configuration=means["model"] + " / " + means["strategy"]).sort_values(HEADLINE_METRIC)
-    figure = px.bar(
+    """Bars of each metric per configuration (a button per metric) with intervals, the baselines as dashed lines."""
+    shown = means.assign(configuration=means["model"] + " / " + means["strategy"])
+    # a baseline's strategies share one value: one line per baseline, named by the model
+    baselines = shown[shown["kind"] == "baseline"].drop_duplicates("model")
+    references = list(baselines["configuration"])
+    return metric_bar_figure(
         shown,
-        x=HEADLINE_METRIC,
-        y="configuration",
-        color="kind",
-        orientation="h",
-        color_discrete_map=KIND_COLOURS,
-        hover_data=[c for c in ("pearson", "krippendorff_alpha", "percent_agreement") if c in shown.columns],
-        title=f"{HEADLINE_METRIC} against the experts (mean over dimensions; bars: 95% clustered intervals)",
-        **error_bars(shown, HEADLINE_METRIC),
+        "configuration",
+        [m for m in CHOICE_METRICS if m in shown.columns],
+        references,
+        KIND_COLOURS,
+        "Against the experts (mean over dimensions; bars: 95% clustered intervals; dashed: baselines)",
+        lower_is_better=LOWER_IS_BETTER,
     )
-    figure.update_layout(height=160 + 18 * len(shown), legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"})
-    figure.update_yaxes(categoryorder="array", categoryarray=list(shown["configuration"]), title=None)
-    return figure
 
 
 def length_bias_figure(report: pd.DataFrame) -> Any:
@@ -175,6 +164,43 @@ def trust_table(battery: pd.DataFrame) -> pd.DataFrame:
     return table.assign(_first=first).sort_values(["_first", "model", "strategy"], kind="stable").drop(columns="_first")
 
 
+def reproduction_board(agreement: pd.DataFrame) -> Leaderboard:
+    """The reproduction verdicts of the configurations with ``published_as``."""
+    verdicts = verdict_table(agreement)
+    return Leaderboard(
+        "Reproduction verdicts",
+        verdicts,
+        [c for c in verdicts.columns if c != "reproduced"],
+        None,
+        kind_column="reproduced",
+        note="A metric is reproduced when the published value lies inside the platform's interval (clustered "
+        "over topics); a configuration is reproduced when every compared metric is.",
+    )
+
+
+def comparisons_board(comparisons: pd.DataFrame) -> Leaderboard:
+    """The paired comparisons with the best configuration and the baselines."""
+    return Leaderboard(
+        "Paired comparisons (mean over dimensions)",
+        comparison_table(comparisons),
+        keys=["model", "strategy", "metric", "role", "reference_model", "reference_strategy"],
+        headline=None,
+        others=["value", "reference_value", "difference", "difference_low", "difference_high", "p_adjusted"],
+        kind_column="verdict",
+        note=COMPARISONS_SAY,
+    )
+
+
+def trust_sections(battery: pd.DataFrame | None) -> list[Section]:
+    """The trust table's section, when the battery has rows."""
+    if battery is None or not len(battery):
+        return []
+    trust = Leaderboard(
+        "Trust: the reliability battery", trust_table(battery), ["model", "strategy"], None, note=TRUST_SAYS
+    )
+    return [Section("How far to trust each judge", tables=[trust])]
+
+
 def aq_page_html(
     agreement: pd.DataFrame,
     length_bias: pd.DataFrame,
@@ -185,7 +211,6 @@ def aq_page_html(
     """Study A's page from ``aq_agreement_report``, ``aq_length_bias``, ``aq_comparisons`` and ``aq_reliability_battery``."""
     means = agreement[agreement["dimension"] == MEAN_DIMENSION]
     per_dimension = agreement[agreement["dimension"] != MEAN_DIMENSION]
-    verdicts = verdict_table(agreement)
     others = [c for c in OTHER_METRICS if c in agreement.columns]
     board = Leaderboard(
         "Configurations against the experts (mean over dimensions)",
@@ -196,6 +221,8 @@ def aq_page_html(
         others=others,
         best_column="best_set",
         best_label="best set",
+        rank_tabs=CHOICE_METRICS,
+        lower_is_better=LOWER_IS_BETTER,
         note=f"Best set: {best_by}. Intervals: 95%, clustered over topics (published rows have none: "
         "the paper gives aggregates). Kinds: measured (judged here), published (the paper's figures), baseline.",
     )
@@ -208,30 +235,17 @@ def aq_page_html(
         others,
         best_kinds=(),  # "best" is a configuration's, on the table above
     )
-    verdict_board = Leaderboard(
-        "Reproduction verdicts",
-        verdicts,
-        [c for c in verdicts.columns if c != "reproduced"],
-        None,
-        kind_column="reproduced",
-        note="A metric is reproduced when the published value lies inside the platform's interval (clustered "
-        "over topics); a configuration is reproduced when every compared metric is.",
-    )
-    compared = []
-    if comparisons is not None:
-        compared.append(
-            Leaderboard(
-                "Paired comparisons (mean over dimensions)",
-                comparison_table(comparisons),
-                keys=["model", "strategy", "metric", "role", "reference_model", "reference_strategy"],
-                headline=None,
-                others=["value", "reference_value", "difference", "difference_low", "difference_high", "p_adjusted"],
-                kind_column="verdict",
-                note=COMPARISONS_SAY,
-            )
-        )
+    verdict_board = reproduction_board(agreement)
+    compared = [] if comparisons is None else [comparisons_board(comparisons)]
     sections = [
-        Section("Leaderboard", tables=[board, dimensions, *compared], figures=[leaderboard_figure(means)]),
+        Section(
+            "Leaderboard",
+            tables=[board, dimensions, *compared],
+            figures=[leaderboard_figure(means)],
+            anchor="leaderboard",
+        ),
+        *trust_sections(battery),
+        metric_choice_section(means, HEADLINE_METRIC),
         Section("Reproduction of the paper", tables=[verdict_board]),
         Section(
             "Length bias",
@@ -239,11 +253,6 @@ def aq_page_html(
             figures=[length_bias_figure(length_bias)] if len(length_bias) else [],
         ),
     ]
-    if battery is not None and len(battery):
-        trust = Leaderboard(
-            "Trust: the reliability battery", trust_table(battery), ["model", "strategy"], None, note=TRUST_SAYS
-        )
-        sections.insert(1, Section("How far to trust each judge", tables=[trust]))
     return results_page(
         "Study A: argument quality (Webis-ArgQuality-20), LLM judges against the experts",
         f"{len(means)} configurations (model / strategy). Every table sorts by a click on a column "

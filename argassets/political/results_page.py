@@ -7,22 +7,19 @@ entry (``published-gpt-4.5``). The page shows each system once, under its regist
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
-from pathlib import PurePosixPath
 from typing import Any
 
 import pandas as pd
 
 from argassets.platform.registry.entries import ModelRegistry
-from argassets.platform.registry.model_entry import ModelEntry
+from argassets.platform.reporting.metric_figure import metric_bar_figure
 from argassets.platform.reporting.results_page import Leaderboard, Section, results_page
-from argassets.political.published import PUBLISHED_TSV_STUDY_PREFIX, published_predictions_file
-from argassets.political.validation.alpha_conventions import paper_comparison
+from argassets.political.paper_figures import SOURCES_SAY, STUDY_FILE, SUBSETS_SAY, every_system, paper_section
+from argassets.political.results_page_kb import KbTables, kb_section
+from argassets.political.system_names import PUBLISHED_PREFIX, published_stem, published_system_names
 
-PUBLISHED_PREFIX = "published:"
 #: Kinds that may be best: systems that judge; baselines and the human framings never are.
-SYSTEM_KINDS = ("model", "ensemble", "published", "published-ensemble")
+SYSTEM_KINDS = ("model", "ensemble", "published", "published-file", "published-ensemble")
 KIND_COLOURS = {
     "model": "#1f77b4",
     "ensemble": "#d62728",
@@ -30,6 +27,7 @@ KIND_COLOURS = {
     "published-ensemble": "#8c564b",
     "human": "#2ca02c",
     "baseline": "#000000",
+    "published-file": "#b8b8b8",
 }
 BASELINES_SAY = (
     "One random baseline: 'random', the registry's judge that draws a uniform score (or NA) per argument, "
@@ -37,39 +35,6 @@ BASELINES_SAY = (
     "ranks every argument equal (no information, alpha 0 by construction) and 'baseline:worst' negates "
     "the human ranking: bounds of the scale, not judges."
 )
-
-
-def _squash(text: str) -> str:
-    return re.sub(r"[^0-9a-z]", "", text.lower())
-
-
-def _published_stem(entry: ModelEntry) -> str | None:
-    """The file stem of the published predictions a political entry imports, or ``None``."""
-    published = published_predictions_file(entry)
-    return PurePosixPath(published.path).stem if published is not None and "political" in entry.studies else None
-
-
-def published_system_names(registry: ModelRegistry, prefixes: Iterable[str]) -> dict[str, str]:
-    """``published:<prefix>`` -> the registry entry that imports the same model's published predictions.
-
-    The released table of file stems to prefixes decides first; otherwise the prefix (letters and
-    digits) must begin the entry's ``model_id`` (whole, or after its ``org/``). A prefix that
-    matches several entries keeps its own name.
-    """
-    entries = [e for e in registry.models if _published_stem(e) is not None]
-    names: dict[str, str] = {}
-    for prefix in prefixes:
-        explicit = [e.name for e in entries if PUBLISHED_TSV_STUDY_PREFIX.get(_published_stem(e) or "") == prefix]
-        wanted = _squash(prefix)
-        by_id = [
-            e.name
-            for e in entries
-            if e.model_id and any(_squash(i).startswith(wanted) for i in (e.model_id, e.model_id.split("/")[-1]))
-        ]
-        match = explicit or by_id
-        if len(match) == 1:
-            names[f"{PUBLISHED_PREFIX}{prefix}"] = match[0]
-    return names
 
 
 def one_name_per_system(report: pd.DataFrame, registry: ModelRegistry, facet: str) -> pd.DataFrame:
@@ -81,7 +46,7 @@ def one_name_per_system(report: pd.DataFrame, registry: ModelRegistry, facet: st
         s.removeprefix(PUBLISHED_PREFIX) for s in report["system"].astype(str) if s.startswith(PUBLISHED_PREFIX)
     ]
     names = published_system_names(registry, prefixes)
-    imported = {e.name for e in registry.models if _published_stem(e) is not None}
+    imported = {e.name for e in registry.models if published_stem(e) is not None}
     out = report.assign(
         from_study_file=report["system"].isin(list(names)),
         system=report["system"].replace(names),
@@ -161,67 +126,114 @@ def _best_set(frame: pd.DataFrame) -> dict[str, Any]:
     return {"best_column": "best_set", "best_label": "best set"}
 
 
+PAIRWISE_SAYS = (
+    "ordinal Krippendorff's alpha between the system's Bradley-Terry ranking of the study items and the humans' "
+    "ranking; higher is better."
+)
+PAIRWISE_METRICS = ["alpha_ordinal", "macro_f1", "d_footrule", "d_tau"]
+POINTWISE_METRICS = ["macro_f1", "balanced_accuracy", "alpha_nominal", "micro_f1", "precision", "recall"]
+#: The rows drawn as dashed reference lines in the plots: the random judge and the no-information bound.
+REFERENCE_SYSTEMS = ["random", "baseline:all-equal"]
+
+
+def _labelled(every: pd.DataFrame) -> pd.DataFrame:
+    """A unique label per row of one facet: a study file's row is marked as such."""
+    marked = every["system"] + " (" + every["source"] + ")"
+    return every.assign(label=every["system"].where(every["source"] != STUDY_FILE, marked))
+
+
+def pairwise_board(every: pd.DataFrame) -> Leaderboard:
+    """Every system of every subset (one tab per subset), ranked by ordinal alpha, the other metrics a tab away."""
+    return Leaderboard(
+        "Pairwise study: every system, every subset",
+        every,
+        keys=["system", "source"],
+        headline="alpha_ordinal",
+        headline_says=PAIRWISE_SAYS,
+        others=["n_pairs", "n_items_scored", "file_column"],
+        best_kinds=SYSTEM_KINDS,
+        rank_tabs=PAIRWISE_METRICS,
+        split_by="subset",
+        split_first="all",
+        note=SUBSETS_SAY + " " + SOURCES_SAY,
+        **_best_set(every),
+    )
+
+
+def pointwise_board(every: pd.DataFrame) -> Leaderboard:
+    """Every system of every partition (one tab per partition), ranked by macro-F1."""
+    return Leaderboard(
+        "Pointwise study (is the argument political?): every system, every partition",
+        every,
+        keys=["system", "source"],
+        headline="macro_f1",
+        headline_says="macro-F1 of the system's political / not political call against the human majority; "
+        "higher is better.",
+        others=["n", "missing_share", "file_column"],
+        best_kinds=SYSTEM_KINDS,
+        rank_tabs=POINTWISE_METRICS,
+        split_by="partition",
+        split_first="full",
+        note=SOURCES_SAY,
+        **_best_set(every),
+    )
+
+
+def _bars(every: pd.DataFrame, facet: str, value: str, metrics: list[str], title: str) -> Any:
+    shown = _labelled(every[every[facet] == value])
+    references = [s for s in REFERENCE_SYSTEMS if s in set(shown["label"])]
+    return metric_bar_figure(shown, "label", metrics, references, KIND_COLOURS, title)
+
+
+def _next_section(comparisons: pd.DataFrame, registry: ModelRegistry) -> Section:
+    next_board = Leaderboard(
+        "The top system against the next",
+        top_against_next(comparisons, registry),
+        keys=["task", "facet", "metric", "top", "top_value", "next", "next_value", "difference"],
+        headline=None,
+        others=["difference_low", "difference_high", "p_adjusted", "verdict"],
+        kind_column="verdict",
+        note=TOP_SAYS,
+    )
+    return Section("Is the top distinguishable from the next?", tables=[next_board], anchor="top-vs-next")
+
+
 def political_page_html(
     pairwise: pd.DataFrame,
     pointwise: pd.DataFrame,
     registry: ModelRegistry,
     comparisons: pd.DataFrame | None = None,
+    kb: KbTables | None = None,
 ) -> str:
     """Study B's page from the ``political_pairwise_validation`` and ``political_pointwise_validation`` tables
-    (and their comparisons, when given)."""
-    pairwise = one_name_per_system(pairwise, registry, "subset")
-    pointwise = one_name_per_system(pointwise, registry, "partition")
-    all_pairs = pairwise[pairwise["subset"] == "all"].drop(columns="subset")
-    full = pointwise[(pointwise["partition"] == "full") & pointwise["macro_f1"].notna()].drop(columns="partition")
-    pair_board = Leaderboard(
-        "Pairwise study (all pairs)",
-        all_pairs,
-        keys=["system"],
-        headline="alpha_ordinal",
-        headline_says="ordinal Krippendorff's alpha between the system's Bradley-Terry ranking of the study "
-        "items and the humans' ranking; higher is better.",
-        others=["macro_f1", "d_footrule", "d_tau", "n_pairs", "n_items_scored"],
-        best_kinds=SYSTEM_KINDS,
-        **_best_set(all_pairs),
-    )
-    point_board = Leaderboard(
-        "Pointwise study (is the argument political?), all items",
-        full,
-        keys=["system"],
-        headline="macro_f1",
-        headline_says="macro-F1 of the system's political / not political call against the human majority; "
-        "higher is better.",
-        others=["micro_f1", "precision", "recall", "balanced_accuracy", "alpha_nominal", "n", "missing_share"],
-        best_kinds=SYSTEM_KINDS,
-        **_best_set(full),
-    )
-    paper = Leaderboard(
-        "Agreement beside the paper's figures",
-        paper_comparison(pointwise),
-        keys=["system", "partition", "alpha_nominal", "paper", "delta", "missing_share", "n"],
-        headline=None,
-        kind_column="",
-        note="delta = the platform's alpha minus the paper's; blank where the paper gives no figure.",
-    )
+    (and their comparisons and the ``kb_analysis`` tables, when given)."""
+    pairs, points = every_system(pairwise, registry), every_system(pointwise, registry)
+    title = "Pairwise study, all pairs (bars: 95% intervals over debates; dashed: baselines)"
     sections = [
-        Section("Pairwise validation", BASELINES_SAY, [pair_board], [pairwise_figure(pairwise)]),
-        Section("Pointwise validation", tables=[point_board, paper]),
+        Section(
+            "Pairwise validation",
+            BASELINES_SAY,
+            [pairwise_board(pairs)],
+            [_bars(pairs, "subset", "all", PAIRWISE_METRICS, title), pairwise_figure(pairs)],
+            anchor="pairwise",
+        ),
+        paper_section(pairs, pointwise),
+        Section(
+            "Pointwise validation",
+            tables=[pointwise_board(points)],
+            figures=[_bars(points, "partition", "full", POINTWISE_METRICS[:3], "Pointwise study, all items")],
+            anchor="pointwise",
+        ),
     ]
     if comparisons is not None:
-        next_board = Leaderboard(
-            "The top system against the next",
-            top_against_next(comparisons, registry),
-            keys=["task", "facet", "metric", "top", "top_value", "next", "next_value", "difference"],
-            headline=None,
-            others=["difference_low", "difference_high", "p_adjusted", "verdict"],
-            kind_column="verdict",
-            note=TOP_SAYS,
-        )
-        sections.append(Section("Is the top distinguishable from the next?", tables=[next_board]))
+        sections.append(_next_section(comparisons, registry))
+    if kb is not None:
+        sections.append(kb_section(kb))
+    systems = pairs[pairs["subset"] == "all"]
     return results_page(
         "Study B: political positions (QT30), LLM judges against the human studies",
-        f"{all_pairs['system'].nunique()} systems in the pairwise study, each under one name (published "
-        "models under their registry name). Every table sorts by a click on a column header and filters by "
-        "the box above it.",
+        f"{len(systems)} rows in the pairwise study ({systems['system'].nunique()} systems; a published model "
+        "appears once per source, under its registry name). Every table sorts by a click on a column header, "
+        "re-ranks by a click on a metric tab and filters by the box above it.",
         sections,
     )

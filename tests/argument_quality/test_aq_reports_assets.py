@@ -249,7 +249,9 @@ def test_results_page_is_written_and_linked_from_the_reports(sample_run):
     assert meta["size_bytes"] == len(text.encode("utf-8"))
     # Self-contained: Plotly inlined, no script or stylesheet from elsewhere.
     assert "<script src" not in text and "<link" not in text and "Plotly" in text
-    assert "Ranked by <b>cohen_kappa</b>" in text and 'class="badge best"' not in text  # only baselines judged
+    assert "Ranked by <b class='ranked-name' data-table='table-0-0'>cohen_kappa</b>" in text
+    assert 'class="badge best"' not in text  # only baselines judged
+    assert meta["open_metric_choice"] == page_url(f"{page.name}#metric-choice") and 'id="metric-choice"' in text
     for report in ("aq_agreement_report", "aq_length_bias"):
         assert metadata(sample_run["result"], report)["results_page"] == str(page)
     assert "Trust: the reliability battery" in text and "experts" in text

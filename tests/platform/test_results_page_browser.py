@@ -58,6 +58,35 @@ def _check_page(page, path: Path, n_plots: int) -> None:
     assert all(url.startswith("file://") for url in requested), requested
 
 
+def _visible(page, table_id: str, column: str) -> list[str]:
+    script = (
+        "(rows, name) => { var index = Array.prototype.findIndex.call(rows[0].closest('table').tHead.rows[0].cells,"
+        " th => th.dataset.col === name); return rows.filter(r => r.style.display !== 'none')"
+        ".map(r => r.cells[index].dataset.v); }"
+    )
+    return page.eval_on_selector_all(f"#{table_id} tbody tr", script, column)
+
+
+def _check_rank_tab(page, metric: str) -> None:
+    """One click on a metric's tab re-ranks the first table by it (best first) and shows its column."""
+    page.fill("input.filter[data-table=table-0-0]", "")
+    page.click(f".rank-tabs[data-table=table-0-0] .tab[data-value={metric}]")
+    values = [float(v) for v in _visible(page, "table-0-0", metric) if v != ""]
+    assert values and values == sorted(values, reverse=True)
+    assert page.locator(f"#table-0-0 th[data-col={metric}]").is_visible()
+    assert page.locator(".ranked-name[data-table=table-0-0]").text_content() == metric
+
+
+def _check_split_tab(page, group: str, n_rows: int) -> None:
+    """One click on a group's tab shows that group's rows only."""
+    page.fill("input.filter[data-table=table-0-0]", "")
+    page.click(f".split-tabs[data-table=table-0-0] .tab[data-value={group}]")
+    shown = page.eval_on_selector_all(
+        "#table-0-0 tbody tr", "rows => rows.filter(r => r.style.display !== 'none').map(r => r.dataset.split)"
+    )
+    assert shown == [group] * n_rows
+
+
 def test_results_pages_in_chromium(chromium: Path, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -70,12 +99,13 @@ def test_results_pages_in_chromium(chromium: Path, tmp_path: Path) -> None:
         browser = playwright.chromium.launch(executable_path=str(chromium), args=["--no-sandbox"])
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 900}, offline=True)
-            _check_page(context.new_page(), aq, n_plots=2)
+            aq_page = context.new_page()
+            _check_page(aq_page, aq, n_plots=2)
+            _check_rank_tab(aq_page, "pearson")
             page = context.new_page()
-            _check_page(page, political, n_plots=1)
-            # One name per system: the published model once, under its registry name.
-            systems = _first_cells(page, "table-0-0")
-            assert sum("gpt-4.5" in s or "gpt_4_5" in s for s in systems) == 1
+            _check_page(page, political, n_plots=3)
+            _check_split_tab(page, "P11", n_rows=9)
+            _check_rank_tab(page, "macro_f1")
             page.screenshot(path=str(tmp_path / "political.png"), full_page=True)
         finally:
             browser.close()

@@ -18,6 +18,7 @@ from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.political import aspic
 from argassets.political.assets import kb_analysis
 from argassets.political.assets.ensembles import _membership_frame
+from argassets.political.results_page_kb import KbTables, kb_section
 from argassets.political.structure import acceptability, ambiguity, debates, distance, facets, findings, positions
 from asset_checks.political import kb_analysis as kb_checks
 
@@ -151,6 +152,26 @@ def test_acceptability_rows_cover_every_system_status_and_measure(analysis):
 def test_the_readme_states_what_the_platform_computes(analysis):
     """README's Study B figures are generated: rerun `scripts/readme-figures` after `argassets run-default`."""
     assert findings.read_section((ROOT / "README.md").read_text(encoding="utf-8")) == _fragment(analysis)
+
+
+def test_the_results_page_shows_the_kb_findings_with_their_plots(analysis):
+    section = kb_section(
+        KbTables(
+            analysis.distances,
+            analysis.robustness,
+            analysis.ambiguity,
+            analysis.debates,
+            analysis.acceptability,
+            analysis.facets,
+        )
+    )
+    blocks = "".join(section.html_blocks)
+    assert "<strong>Attacks join arguments farther apart than supports.</strong>" in blocks
+    assert (
+        "<strong>Where ambiguity sits.</strong>" in blocks and "<strong>Acceptability and ideology.</strong>" in blocks
+    )
+    assert blocks.count('src="data:image/png;base64,') == 5  # attacks vs supports, 3 ambiguity facets, debates
+    assert section.anchor == "kb-findings" and len(section.tables[0].frame) == len(analysis.robustness)
 
 
 def _fragment(analysis: Analysis) -> str:

@@ -6,12 +6,8 @@ from pathlib import Path
 
 from argassets.platform.registry.entries import DEFAULT_REGISTRY_PATH
 from argassets.political.human_studies import read_pointwise_study
-from argassets.political.results_page import (
-    BASELINES_SAY,
-    one_name_per_system,
-    political_page_html,
-    published_system_names,
-)
+from argassets.political.results_page import BASELINES_SAY, one_name_per_system, political_page_html
+from argassets.political.system_names import published_system_names
 from argassets.studies import load_registry
 from tests.results_page_frames import POLITICAL_REGISTRY, political_pairwise_frame, political_pointwise_frame
 
@@ -44,4 +40,5 @@ def test_the_page_states_the_random_baseline_and_marks_no_baseline_best() -> Non
     assert BASELINES_SAY in text.replace("&#x27;", "'")
     assert "baseline:random" not in text
     best_rows = [line for line in text.split("<tr") if "badge best" in line]
-    assert len(best_rows) == 2 and not any("kind-baseline" in row or "kind-human" in row for row in best_rows)
+    # one best per subset (5) and per partition (2), never a baseline or a human framing
+    assert len(best_rows) == 7 and not any("kind-baseline" in row or "kind-human" in row for row in best_rows)

@@ -35,6 +35,7 @@ from argassets.argument_quality.published import (
 from argassets.argument_quality.published_reproduction import report_intervals, reproduction_markdown, with_published
 from argassets.platform.paths import resolve_duckdb_path
 from argassets.platform.reporting.interval_config import IntervalConfig
+from argassets.platform.reporting.pages import page_url
 from argassets.platform.reporting.partition_coverage import check_partition_coverage
 from argassets.platform.reporting.presentation import markdown_table, png_markdown, with_interval_text
 from argassets.platform.resources.data import PublishedDataResource
@@ -276,6 +277,9 @@ def _agreement_metadata(
         "best_set_by": best_set_by(config.interval_level, config.adjustment),
         "intervals": config.interval_settings().describe() + ", clustered over topics",
         "results_page": dg.MetadataValue.path(str(results_page_path(config.reports_dir))),
+        # the page's leaderboard and its "does the answer depend on the metric?" table, one click each
+        "open_leaderboard": dg.MetadataValue.url(page_url(f"{RESULTS_PAGE}#leaderboard")),
+        "open_metric_choice": dg.MetadataValue.url(page_url(f"{RESULTS_PAGE}#metric-choice")),
         "report": dg.MetadataValue.md(_report_markdown(report, best=best)),
         "reproduction": dg.MetadataValue.md(reproduction_markdown(reproduction, config.interval_level)),
     }

@@ -33,6 +33,7 @@ def aq_results_page(
             "results_page": dg.MetadataValue.path(str(path)),
             # served by `argassets ui` (browsers refuse file:// links); `argassets open` finds it too
             "open": dg.MetadataValue.url(page_url(path.name)),
+            "open_metric_choice": dg.MetadataValue.url(page_url(f"{path.name}#metric-choice")),
             "size_bytes": len(text.encode("utf-8")),
         }
     )

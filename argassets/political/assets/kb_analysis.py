@@ -3,8 +3,11 @@
 import dagster as dg
 import pandas as pd
 
+from argassets.platform.reporting.pages import page_url
 from argassets.platform.reporting.presentation import markdown_table, png_markdown
 from argassets.political.assets.common import _storable
+from argassets.political.assets.results_page import RESULTS_PAGE
+from argassets.political.results_page_kb import KB_ANCHOR
 from argassets.political.structure import acceptability, ambiguity, debates, distance, facets, plots, positions
 from argassets.political.structure.findings import REFERENCE
 
@@ -90,6 +93,7 @@ def political_relation_tables(
         metadata={
             "dagster/row_count": len(table),
             f"{REFERENCE}": _md(reference),
+            "open_kb_findings": dg.MetadataValue.url(page_url(f"{RESULTS_PAGE}#{KB_ANCHOR}")),
             "plot_attacks_vs_supports": dg.MetadataValue.md(
                 png_markdown(plots.distance_plot(robust), "attacks vs supports per system")
             ),
@@ -103,6 +107,8 @@ def political_relation_tables(
             "dagster/row_count": len(robust),
             "summary": dg.MetadataValue.json(summary),
             "per_system": _md(robust),
+            # the KB findings with their plots on Study B's results page
+            "open_kb_findings": dg.MetadataValue.url(page_url(f"{RESULTS_PAGE}#{KB_ANCHOR}")),
         },
     )
 

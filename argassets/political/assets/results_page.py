@@ -9,7 +9,9 @@ from argassets.platform.paths import resolve_duckdb_path
 from argassets.platform.reporting.pages import page_url
 from argassets.platform.reporting.results_page import write_page
 from argassets.platform.resources.registry import ModelRegistryResource
+from argassets.political.paper_figures import PAPER_ANCHOR
 from argassets.political.results_page import political_page_html
+from argassets.political.results_page_kb import KB_ANCHOR, KbTables
 
 #: File name of Study B's results page in the reports folder.
 RESULTS_PAGE = "political_results.html"
@@ -35,11 +37,25 @@ def political_results_page(
     political_pointwise_validation: pd.DataFrame,
     political_pairwise_comparisons: pd.DataFrame,
     political_pointwise_comparisons: pd.DataFrame,
+    political_relation_distance: pd.DataFrame,
+    political_relation_robustness: pd.DataFrame,
+    political_ambiguity: pd.DataFrame,
+    political_debate_positions: pd.DataFrame,
+    political_acceptability: pd.DataFrame,
+    political_kb_facets: pd.DataFrame,
 ) -> dg.MaterializeResult:
-    """Study B's results in one HTML file that opens offline: sortable leaderboards with intervals, one name per system, plots."""
+    """Study B's results in one HTML file that opens offline: every system by source, the paper's figures, the KB findings."""
     comparisons = pd.concat([political_pairwise_comparisons, political_pointwise_comparisons], ignore_index=True)
+    kb = KbTables(
+        political_relation_distance,
+        political_relation_robustness,
+        political_ambiguity,
+        political_debate_positions,
+        political_acceptability,
+        political_kb_facets,
+    )
     text = political_page_html(
-        political_pairwise_validation, political_pointwise_validation, registry.load(), comparisons
+        political_pairwise_validation, political_pointwise_validation, registry.load(), comparisons, kb
     )
     path = write_page(results_page_path(config.reports_dir), text)
     return dg.MaterializeResult(
@@ -47,6 +63,8 @@ def political_results_page(
             "results_page": dg.MetadataValue.path(str(path)),
             # served by `argassets ui` (browsers refuse file:// links); `argassets open` finds it too
             "open": dg.MetadataValue.url(page_url(path.name)),
+            "open_paper_figures": dg.MetadataValue.url(page_url(f"{path.name}#{PAPER_ANCHOR}")),
+            "open_kb_findings": dg.MetadataValue.url(page_url(f"{path.name}#{KB_ANCHOR}")),
             "size_bytes": len(text.encode("utf-8")),
         }
     )

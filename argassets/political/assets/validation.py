@@ -10,17 +10,19 @@ import pandas as pd
 
 from argassets.platform.registry.entries import ModelRegistry
 from argassets.platform.reporting.interval_config import IntervalConfig
+from argassets.platform.reporting.pages import page_url
 from argassets.platform.reporting.presentation import markdown_table, png_markdown, with_interval_text
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.stats.tables import INTERVAL_COLUMNS
 from argassets.political.assets.common import _kind, _storable
 from argassets.political.assets.prompts import HUMAN_DIR
-from argassets.political.assets.results_page import results_page_path
+from argassets.political.assets.results_page import RESULTS_PAGE, results_page_path
 from argassets.political.assets.study_systems import platform_item_values as _platform_item_values
 from argassets.political.assets.study_systems import platform_systems as _platform_systems  # noqa: F401 (tests)
 from argassets.political.ensembles import ENSEMBLES
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
+from argassets.political.paper_figures import PAPER_ANCHOR
 from argassets.political.validation.alpha_conventions import paper_comparison
 from argassets.political.validation.comparisons import validation_uncertainty
 from argassets.political.validation.design import connection_entropy, graph_components
@@ -185,6 +187,9 @@ def _pairwise_metadata(
         ),
         "macro_f1_vs_alpha": dg.MetadataValue.md(png_markdown(png, "macro-F1 vs ordinal alpha per subset")),
         "results_page": dg.MetadataValue.path(str(results_page_path())),
+        # every system and subset, and the paper's alpha = 0.86 beside the platform's, one click each
+        "open_pairwise": dg.MetadataValue.url(page_url(f"{RESULTS_PAGE}#pairwise")),
+        "open_paper_figures": dg.MetadataValue.url(page_url(f"{RESULTS_PAGE}#{PAPER_ANCHOR}")),
     }
 
 
@@ -284,6 +289,8 @@ def _pointwise_metadata(
             markdown_table(_shown(report.sort_values(["partition", "system"]), POINTWISE_METRICS))
         ),
         "results_page": dg.MetadataValue.path(str(results_page_path())),
+        "open_pointwise": dg.MetadataValue.url(page_url(f"{RESULTS_PAGE}#pointwise")),
+        "open_paper_figures": dg.MetadataValue.url(page_url(f"{RESULTS_PAGE}#{PAPER_ANCHOR}")),
     }
 
 
