@@ -58,7 +58,7 @@ from argassets.political.prompts import render_prompts  # noqa: E402
 from argassets.political.published import (  # noqa: E402
     PUBLISHED_NODE_IDS,
     PUBLISHED_TSV_COLUMNS,
-    _parse_rows_by_line,
+    parse_rows_by_line,
     published_file_counts,
     published_predictions_file,
     published_tsv_to_predictions,
@@ -79,7 +79,7 @@ def read_by_line(path: Path) -> pd.DataFrame:
     lines = path.read_text(encoding="utf-8").splitlines()
     if tuple(name.strip() for name in lines[0].split("\t")) != PUBLISHED_TSV_COLUMNS:
         raise ValueError(f"{path}: not a published prediction file")
-    frame = _parse_rows_by_line(path, lines[1:])
+    frame = parse_rows_by_line(path, lines[1:])
     check_node_ids(frame["node_id"], path, PUBLISHED_NODE_IDS)
     return frame.sort_values("node_id").reset_index(drop=True)
 

@@ -44,7 +44,7 @@ from argassets.argument_quality.agreement_intervals import (
 from argassets.argument_quality.best import HEADLINE_METRIC, best_candidates, best_configuration
 from argassets.argument_quality.bradley_terry import ITEM_COLUMNS
 from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, MEAN_DIMENSION, published_scores
-from argassets.argument_quality.configurations import ModelInfo, _add_flags
+from argassets.argument_quality.configurations import ModelInfo, add_flags
 from argassets.argument_quality.scope import DIMENSIONS
 from argassets.argument_quality.topic_tables import Topics, agreement_tables, run_tables
 from argassets.platform.pairwise.agreement import (
@@ -313,7 +313,7 @@ def _finish_report(report: pd.DataFrame, info: dict[str, ModelInfo]) -> pd.DataF
     counts = ["n_comparisons", "n_expected", "n_items", "n_no_verdict"]
     report = _with_mean_rows(report, [*SCORE_METRICS, *LABEL_METRICS, *EXPECTED_LABEL_METRICS], counts)
     report["correlation_mean"] = report[["pearson", "spearman", "kendall"]].mean(axis=1, skipna=False)
-    report = _add_flags(report, info) if len(report) else report.assign(scope=None, is_baseline=None, in_registry=None)
+    report = add_flags(report, info) if len(report) else report.assign(scope=None, is_baseline=None, in_registry=None)
     for column in counts:
         report[column] = report[column].astype(np.int64)
     return report.reset_index(drop=True)
@@ -370,7 +370,7 @@ def cross_model_report(
         ["n_comparisons", "n_items"],
         keys=["model", "strategy", "best_model", "best_strategy"],
     )
-    report = _add_flags(report, info or {})
+    report = add_flags(report, info or {})
     for column in ("n_comparisons", "n_items"):
         report[column] = report[column].astype(np.int64)
     if settings is None:
@@ -484,7 +484,7 @@ def variability_report(
         ["n_comparisons", "n_incomplete", "n_expected"],
     )
     report["n_runs"] = len(run_columns)
-    report = _add_flags(report, info or {})
+    report = add_flags(report, info or {})
     report["n_expected"] = report["n_expected"].astype(np.int64)
     if settings is None:
         return without_intervals(report, VARIABILITY_METRICS)[columns]

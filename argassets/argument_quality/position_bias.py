@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from argassets.argument_quality.agreement_reports import FLAG_COLUMNS
-from argassets.argument_quality.configurations import ModelInfo, _add_flags
+from argassets.argument_quality.configurations import ModelInfo, add_flags
 from argassets.argument_quality.scope import DIMENSIONS
 from argassets.platform.pairwise.labels import factorize_columns
 from argassets.platform.pairwise.position_bias import POSITION_METRICS, position_bias_metrics
@@ -86,5 +86,5 @@ def position_bias_report(judgments: pd.DataFrame, info: dict[str, ModelInfo] | N
     report["position_bias_in_registry"] = [
         bool(flags[m].position_bias) if m in flags else False for m in report["model"]
     ]
-    report = _add_flags(report, flags)
+    report = add_flags(report, flags)
     return report[columns]

@@ -71,7 +71,7 @@ def published_argument_id(node_id: int) -> str:
     return f"{PUBLISHED_ID_PREFIX}{int(node_id)}"
 
 
-def _parse_int_list(text: str, where: str) -> list[int]:
+def parse_int_list(text: str, where: str) -> list[int]:
     try:
         value = json.loads(text)
     except (TypeError, ValueError):
@@ -118,9 +118,9 @@ def read_published_tsv(path: str | Path, expected_node_ids: range | None = PUBLI
     header = [name.strip() for name in lines[0].split("\t")]
     if tuple(header) != PUBLISHED_TSV_COLUMNS:
         raise ValueError(f"{path}: line 1: expected columns {list(PUBLISHED_TSV_COLUMNS)}, found {header}")
-    frame = _parse_rows_columnwise(lines[1:])
+    frame = parse_rows_columnwise(lines[1:])
     if frame is None:
-        frame = _parse_rows_by_line(path, lines[1:])
+        frame = parse_rows_by_line(path, lines[1:])
     if expected_node_ids is not None:
         try:
             check_node_ids(frame["node_id"], path, expected_node_ids)
@@ -140,7 +140,7 @@ _INT_LIST = rf"\[ *(?:{_JSON_INT} *(?:, *{_JSON_INT} *)*)?\]"
 _FIELD_PATTERNS = (_UNSIGNED, _INT_LIST, _FLOAT, _FLOAT, _FLOAT, _UNSIGNED, _FLOAT)
 
 
-def _parse_rows_columnwise(lines: list[str]) -> pd.DataFrame | None:
+def parse_rows_columnwise(lines: list[str]) -> pd.DataFrame | None:
     """The data lines of a well-formed file as the frame of :func:`read_published_tsv` (unsorted),
     or ``None`` when a line is not one the line-by-line reader reads to the same values, or a
     ``nodeID`` repeats (so that reader names the line)."""
@@ -187,7 +187,7 @@ def _typed_columns(columns: list[pa.Array]) -> pd.DataFrame | None:
     )
 
 
-def _parse_rows_by_line(path: Path, lines: list[str]) -> pd.DataFrame:
+def parse_rows_by_line(path: Path, lines: list[str]) -> pd.DataFrame:
     """The data lines parsed one by one (unsorted); the first malformed line raises, naming it."""
     rows = []
     seen: set[int] = set()
@@ -208,7 +208,7 @@ def _parse_rows_by_line(path: Path, lines: list[str]) -> pd.DataFrame:
         if node_id in seen:
             raise ValueError(f"{where}: nodeID {node_id} occurs twice")
         seen.add(node_id)
-        scores = _parse_int_list(fields[1], where)
+        scores = parse_int_list(fields[1], where)
         if na_count < 0:
             raise ValueError(f"{where}: negative NA_count {na_count}")
         rows.append((node_id, scores, mean, var, std, na_count, prob_na))
