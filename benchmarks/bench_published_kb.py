@@ -44,6 +44,7 @@ from argassets.political import aif  # noqa: E402
 from argassets.political import episodes as aif_episodes  # noqa: E402
 from argassets.political import knowledge_base as kb_graph  # noqa: E402
 from argassets.political import neo4j_export as nx  # noqa: E402
+from argassets.political import neo4j_graph as ng
 from argassets.political.assets.ensembles import ensemble_table, published_counts  # noqa: E402
 from argassets.political.ensembles import pool_ensemble  # noqa: E402
 from argassets.political.model_stats import (  # noqa: E402
@@ -236,12 +237,12 @@ def main() -> int:
     if not args.no_neo4j:
         properties = nx.prediction_properties([stats, ensembles])
         with neo4j_server() as settings:
-            driver = nx.connect(settings)
-            nx.clear_graph(driver, settings.database)
+            driver = ng.connect(settings)
+            ng.clear_graph(driver, settings.database)
             warmup = nx.export_kb(driver, settings.database, arguments, relations)  # JVM warm-up, not reported
             plain = nx.export_kb(driver, settings.database, arguments, relations)
             with_positions = nx.export_kb(driver, settings.database, arguments, relations, predictions=properties)
-            counts_ok = nx.graph_counts(driver, settings.database) == nx.expected_counts(arguments, relations)
+            counts_ok = ng.graph_counts(driver, settings.database) == ng.expected_counts(arguments, relations)
             driver.close()
         result.update(
             {

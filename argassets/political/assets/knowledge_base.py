@@ -14,6 +14,7 @@ from argassets.political import aif, aspic, kb_counts
 from argassets.political import episodes as aif_episodes
 from argassets.political import knowledge_base as kb_graph
 from argassets.political import neo4j_export as nx
+from argassets.political import neo4j_graph as ng
 from argassets.political.release_facts import QT30_MANIFEST, QT30_NODESET_PATTERN
 from argassets.political.resources import Neo4jResource
 
@@ -296,12 +297,12 @@ def neo4j_political_kb(
             predictions=predictions,
             log=context.log.info,
         )
-        counts = nx.graph_counts(driver, settings.database)
-    expected = nx.expected_counts(political_kb_arguments, political_kb_relations)
+        counts = ng.graph_counts(driver, settings.database)
+    expected = ng.expected_counts(political_kb_arguments, political_kb_relations)
     summary = pd.DataFrame(
         [
             {
-                "element": "node" if name == nx.ARGUMENT_LABEL else "relationship",
+                "element": "node" if name == ng.ARGUMENT_LABEL else "relationship",
                 "name": name,
                 "duckdb_count": expected[name],
                 "neo4j_count": counts[name],
@@ -315,8 +316,8 @@ def neo4j_political_kb(
         summary,
         metadata={
             **{f"neo4j_{k}": v for k, v in settings.describe().items()},
-            "nodes": counts[nx.ARGUMENT_LABEL],
-            "relationships": sum(v for k, v in counts.items() if k != nx.ARGUMENT_LABEL),
+            "nodes": counts[ng.ARGUMENT_LABEL],
+            "relationships": sum(v for k, v in counts.items() if k != ng.ARGUMENT_LABEL),
             "batches": result.batches,
             "export_seconds": round(result.seconds, 2),
             "export_stamp": result.stamp,
