@@ -18,7 +18,6 @@ from argassets.argument_quality.agreement_reports import (
     agreement_analysis,
     best_configuration,
     cross_model_report,
-    variability_report,
 )
 from argassets.argument_quality.assets.aggregation import JUDGMENTS_IN, BTConfig, judgments_frame
 from argassets.argument_quality.bt_scores import MEAN_DIMENSION
@@ -33,6 +32,7 @@ from argassets.argument_quality.published import (
     read_published_tables,
 )
 from argassets.argument_quality.published_reproduction import report_intervals, reproduction_markdown, with_published
+from argassets.argument_quality.variability_report import variability_report
 from argassets.platform.paths import resolve_duckdb_path
 from argassets.platform.reporting.interval_config import IntervalConfig
 from argassets.platform.reporting.partition_coverage import check_partition_coverage
