@@ -15,6 +15,24 @@ from argassets.argument_quality.scope import DIMENSIONS
 from argassets.platform.pairwise.labels import factorize_columns
 from argassets.platform.pairwise.position_bias import POSITION_METRICS, position_bias_metrics
 
+#: Columns of :func:`position_bias_report`.
+POSITION_BIAS_COLUMNS = [
+    "model",
+    "strategy",
+    "dimension",
+    "measured",
+    "order_consistency",
+    "order_consistency_majority",
+    "first_position_share",
+    "first_position_pvalue",
+    "tie_share",
+    "n_pairs",
+    "n_decisive",
+    "n_judgments",
+    "position_bias_in_registry",
+    *FLAG_COLUMNS,
+]
+
 
 def position_bias_report(judgments: pd.DataFrame, info: dict[str, ModelInfo] | None = None) -> pd.DataFrame:
     """Order consistency and first-position preference of models judged in both orders.
@@ -27,22 +45,7 @@ def position_bias_report(judgments: pd.DataFrame, info: dict[str, ModelInfo] | N
     Models judged in one order only get one row per strategy (``dimension = "all"``,
     ``measured = False``, metrics NaN), so the report also shows what was not measured.
     """
-    columns = [
-        "model",
-        "strategy",
-        "dimension",
-        "measured",
-        "order_consistency",
-        "order_consistency_majority",
-        "first_position_share",
-        "first_position_pvalue",
-        "tie_share",
-        "n_pairs",
-        "n_decisive",
-        "n_judgments",
-        "position_bias_in_registry",
-        *FLAG_COLUMNS,
-    ]
+    columns = POSITION_BIAS_COLUMNS
     model_col = "model" if "model" in judgments.columns else "judge_model"
     if judgments.empty:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
