@@ -236,6 +236,21 @@ def _keyed_by_argument(
     return published, np.array([published_argument_id(n) for n in published["node_id"]], dtype=object)
 
 
+def _answer_counts(published: pd.DataFrame, judge_model: str, n_repetitions: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scores and NA answers per row; more of them than ``n_repetitions`` is an error naming the nodeID."""
+    n_scores = published["scores"].map(len).to_numpy(dtype=np.int64)
+    na_counts = published["na_count"].to_numpy(dtype=np.int64)
+    too_many = np.flatnonzero(n_scores + na_counts > n_repetitions)
+    if len(too_many):
+        first = too_many[0]
+        raise ValueError(
+            f"published predictions of '{judge_model}': nodeID {published['node_id'].iloc[first]} has "
+            f"{n_scores[first]} scores and {published['na_count'].iloc[first]} NA answers, more than "
+            f"{n_repetitions} repetitions"
+        )
+    return n_scores, na_counts
+
+
 def published_tsv_to_predictions(
     published: pd.DataFrame,
     judge_model: str,
@@ -280,16 +295,7 @@ def published_tsv_to_predictions(
     """
     published, argument_ids = _keyed_by_argument(published, judge_model, argument_rows)
     # Every row becomes exactly n_repetitions answers: its scores, its NAs, then missing ones.
-    n_scores = published["scores"].map(len).to_numpy(dtype=np.int64)
-    na_counts = published["na_count"].to_numpy(dtype=np.int64)
-    too_many = np.flatnonzero(n_scores + na_counts > n_repetitions)
-    if len(too_many):
-        first = too_many[0]
-        raise ValueError(
-            f"published predictions of '{judge_model}': nodeID {published['node_id'].iloc[first]} has "
-            f"{n_scores[first]} scores and {published['na_count'].iloc[first]} NA answers, more than "
-            f"{n_repetitions} repetitions"
-        )
+    n_scores, na_counts = _answer_counts(published, judge_model, n_repetitions)
     return pd.DataFrame(
         {
             "judge_model": judge_model,
