@@ -282,6 +282,27 @@ def argument_published_rows(arguments: pd.DataFrame, index: pd.DataFrame) -> pd.
 COMPARISON_COLUMNS = ["ensemble", "argument_id", "published_index", "status", "detail"]
 
 
+def _differing_fields(a: pd.DataFrame, b: pd.DataFrame, tolerance: float) -> list[list[str]]:
+    """Per aligned row of the platform's ``a`` and the release's ``b``: the fields that differ."""
+    problems: list[list[str]] = [[] for _ in range(len(a))]
+    same_scores = [
+        text == json.dumps([int(v) if float(v).is_integer() else float(v) for v in values])
+        or scores_from_json(text) == [float(v) for v in values]
+        for text, values in zip(a["scores"].astype(str), b["scores"], strict=True)
+    ]
+    checks = {
+        "scores": np.asarray(same_scores, dtype=bool),
+        "na_count": a["na_count"].to_numpy(dtype="int64") == b["na_count"].to_numpy(dtype="int64"),
+    }
+    for column in ("prob_na", "mean", "var", "std"):
+        x, y = a[column].to_numpy(dtype=float), b[column].to_numpy(dtype=float)
+        checks[column] = np.isclose(x, y, rtol=tolerance, atol=tolerance, equal_nan=True)
+    for column, ok in checks.items():
+        for position in np.flatnonzero(~ok):
+            problems[position].append(column)
+    return problems
+
+
 def compare_with_released(
     pooled: pd.DataFrame,
     rows: pd.DataFrame,
@@ -325,22 +346,7 @@ def compare_with_released(
         both = in_release & in_platform
         a = mine.reindex(frame.loc[both, "argument_id"])
         b = theirs.reindex(frame.loc[both, "published_index"])
-        problems: list[list[str]] = [[] for _ in range(int(both.sum()))]
-        same_scores = [
-            text == json.dumps([int(v) if float(v).is_integer() else float(v) for v in values])
-            or scores_from_json(text) == [float(v) for v in values]
-            for text, values in zip(a["scores"].astype(str), b["scores"], strict=True)
-        ]
-        checks = {
-            "scores": np.asarray(same_scores, dtype=bool),
-            "na_count": a["na_count"].to_numpy(dtype="int64") == b["na_count"].to_numpy(dtype="int64"),
-        }
-        for column in ("prob_na", "mean", "var", "std"):
-            x, y = a[column].to_numpy(dtype=float), b[column].to_numpy(dtype=float)
-            checks[column] = np.isclose(x, y, rtol=tolerance, atol=tolerance, equal_nan=True)
-        for column, ok in checks.items():
-            for position in np.flatnonzero(~ok):
-                problems[position].append(column)
+        problems = _differing_fields(a, b, tolerance)
         status = np.where(
             in_release, np.where(in_platform, "equal", "absent_from_platform"), "absent_from_release"
         ).astype(object)
