@@ -47,6 +47,7 @@ from argassets.argument_quality import (
     plots,
     position_bias,
     report_checks,
+    variability_report,
 )
 from argassets.argument_quality import configurations as aq_configurations
 from argassets.argument_quality.corpus import load_corpus, locate_corpus
@@ -110,7 +111,7 @@ def main() -> None:
     agreement = t("agreement report", agreement_reports.agreement_report, scores, majority, experts, arguments, info)
     best = agreement_reports.best_configuration(agreement)
     cross = t("cross-model report", agreement_reports.cross_model_report, scores, majority, best, info)
-    variability = t("variability report", agreement_reports.variability_report, majority, info)
+    variability = t("variability report", variability_report.variability_report, majority, info)
     members = sorted(majority["model"].unique())
     ensemble, _, _ = t(
         "ensemble (12 members)", ensembles.ensemble_report, majority, experts, arguments, members, "all", info=info

@@ -35,7 +35,7 @@ from argassets.platform.paths import resolve_data_dir
 from argassets.political import aif, aspic
 from argassets.political import episodes as aif_episodes
 from argassets.political import knowledge_base as kb_graph
-from argassets.political.assets.ensembles import _membership_frame, ensemble_table, published_counts
+from argassets.political.assets.ensembles import ensemble_table, membership_frame, published_counts
 from argassets.political.model_stats import model_stats
 from argassets.political.prompts import render_prompts
 from argassets.political.published import published_predictions_file, published_tsv_to_predictions, read_published_tsv
@@ -91,7 +91,7 @@ def prepare(root: Any) -> dict[str, pd.DataFrame]:
         "defeats": aspic.defeats_table(aspic.defeats(theory, built)),
         "stats": stats,
         "ensembles": pooled,
-        "members": _membership_frame(members),
+        "members": membership_frame(members),
     }
 
 

@@ -26,8 +26,8 @@ import numpy as np
 from scipy import optimize
 
 from argassets.argument_quality.corpus import find_corpus_files, load_corpus
+from argassets.argument_quality.length_bias_inputs import comparison_lengths, item_table
 from argassets.argument_quality.length_bias_model import length_controlled_bt
-from argassets.argument_quality.length_bias_report import comparison_lengths, item_table
 from argassets.platform.paths import resolve_data_dir
 
 

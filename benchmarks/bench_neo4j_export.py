@@ -24,6 +24,7 @@ from argassets.platform.paths import resolve_data_dir
 from argassets.political import aif
 from argassets.political import knowledge_base as kb_graph
 from argassets.political import neo4j_export as nx
+from argassets.political import neo4j_graph as ng
 from benchmarks.neo4j_server import neo4j_server
 
 
@@ -44,17 +45,17 @@ def main() -> int:
     build_s = time.perf_counter() - started
 
     with neo4j_server() as settings:
-        driver = nx.connect(settings)
+        driver = ng.connect(settings)
         cold, warm = [], []
         for _ in range(args.repeat):
-            nx.clear_graph(driver, settings.database)
+            ng.clear_graph(driver, settings.database)
             cold.append(
                 nx.export_kb(driver, settings.database, arguments, relations, batch_size=args.batch_size).seconds
             )
             warm.append(
                 nx.export_kb(driver, settings.database, arguments, relations, batch_size=args.batch_size).seconds
             )
-        counts = nx.graph_counts(driver, settings.database)
+        counts = ng.graph_counts(driver, settings.database)
         driver.close()
     result = {
         "arguments": len(arguments),
@@ -64,7 +65,7 @@ def main() -> int:
         "export_rerun_s": [round(s, 2) for s in warm],
         "best_cold_s": round(min(cold), 2),
         "target_s": 20,
-        "counts_ok": counts == nx.expected_counts(arguments, relations),
+        "counts_ok": counts == ng.expected_counts(arguments, relations),
         "cpus": os.cpu_count(),
         "load_avg_1m": round(os.getloadavg()[0], 2),
     }

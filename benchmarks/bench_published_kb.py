@@ -43,6 +43,7 @@ from argassets.political import aif  # noqa: E402
 from argassets.political import episodes as aif_episodes  # noqa: E402
 from argassets.political import knowledge_base as kb_graph  # noqa: E402
 from argassets.political import neo4j_export as nx  # noqa: E402
+from argassets.political import neo4j_graph as ng
 from argassets.political.assets.ensembles import ensemble_table, published_counts  # noqa: E402
 from argassets.political.ensembles import pool_ensemble  # noqa: E402
 from argassets.political.model_stats import (  # noqa: E402
@@ -57,7 +58,7 @@ from argassets.political.prompts import render_prompts  # noqa: E402
 from argassets.political.published import (  # noqa: E402
     PUBLISHED_NODE_IDS,
     PUBLISHED_TSV_COLUMNS,
-    _parse_rows_by_line,
+    parse_rows_by_line,
     published_file_counts,
     published_predictions_file,
     published_tsv_to_predictions,
@@ -79,7 +80,7 @@ def read_by_line(path: Path) -> pd.DataFrame:
     lines = path.read_text(encoding="utf-8").splitlines()
     if tuple(name.strip() for name in lines[0].split("\t")) != PUBLISHED_TSV_COLUMNS:
         raise ValueError(f"{path}: not a published prediction file")
-    frame = _parse_rows_by_line(path, lines[1:])
+    frame = parse_rows_by_line(path, lines[1:])
     check_node_ids(frame["node_id"], path, PUBLISHED_NODE_IDS)
     return frame.sort_values("node_id").reset_index(drop=True)
 
@@ -236,12 +237,12 @@ def main() -> int:
     if not args.no_neo4j:
         properties = nx.prediction_properties([stats, ensembles])
         with neo4j_server() as settings:
-            driver = nx.connect(settings)
-            nx.clear_graph(driver, settings.database)
+            driver = ng.connect(settings)
+            ng.clear_graph(driver, settings.database)
             warmup = nx.export_kb(driver, settings.database, arguments, relations)  # JVM warm-up, not reported
             plain = nx.export_kb(driver, settings.database, arguments, relations)
             with_positions = nx.export_kb(driver, settings.database, arguments, relations, predictions=properties)
-            counts_ok = nx.graph_counts(driver, settings.database) == nx.expected_counts(arguments, relations)
+            counts_ok = ng.graph_counts(driver, settings.database) == ng.expected_counts(arguments, relations)
             driver.close()
         result.update(
             {

@@ -25,10 +25,10 @@ from argassets.argument_quality.agreement_reports import (
     agreement_analysis,
     best_configuration,
     cross_model_report,
-    variability_report,
 )
 from argassets.argument_quality.configurations import model_info
 from argassets.argument_quality.ensembles import ensemble_report
+from argassets.argument_quality.variability_report import variability_report
 from argassets.platform.stats.intervals import DEFAULT_SETTINGS
 
 TABLES = ("aq_bt_scores", "aq_majority_votes", "webis_expert_comparisons", "webis_arguments")

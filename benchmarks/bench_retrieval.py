@@ -38,6 +38,7 @@ from argassets.platform.paths import resolve_data_dir
 from argassets.political import aif
 from argassets.political import knowledge_base as kb_graph
 from argassets.political import neo4j_export as nx
+from argassets.political import neo4j_graph as ng
 from argassets.political.retrieval import neo4j_store
 from argassets.political.retrieval.embedded_store import cosine
 from argassets.political.retrieval.embeddings import argument_text, embed_arguments
@@ -146,9 +147,9 @@ def main() -> int:
 
     numpy_s, truth = _timed(exact, vectors)
     with neo4j_server() as settings:
-        driver = nx.connect(settings)
+        driver = ng.connect(settings)
         database = settings.database
-        nx.clear_graph(driver, database)
+        ng.clear_graph(driver, database)
         neo4j_store.drop_retrieval_indexes(driver, database)
         plain = nx.export_kb(driver, database, arguments, relations).seconds
         started = time.perf_counter()

@@ -12,15 +12,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from argassets.political import neo4j_export as nx
+from argassets.political import neo4j_graph as ng
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "neo4j-test-server"
 
 
 @contextmanager
-def neo4j_server() -> Iterator[nx.Neo4jSettings]:
+def neo4j_server() -> Iterator[ng.Neo4jSettings]:
     if os.environ.get("NEO4J_TEST_URI"):
-        yield nx.Neo4jSettings(
+        yield ng.Neo4jSettings(
             os.environ["NEO4J_TEST_URI"],
             os.environ.get("NEO4J_TEST_USER", "neo4j"),
             os.environ.get("NEO4J_TEST_PASSWORD", ""),
@@ -33,6 +33,6 @@ def neo4j_server() -> Iterator[nx.Neo4jSettings]:
     )
     try:
         info = json.loads((state / "connection.json").read_text())
-        yield nx.Neo4jSettings(info["uri"], info["user"], info["password"], info["database"])
+        yield ng.Neo4jSettings(info["uri"], info["user"], info["password"], info["database"])
     finally:
         subprocess.run([sys.executable, str(SCRIPT), "stop", "--state-dir", str(state)], stdout=subprocess.DEVNULL)

@@ -73,12 +73,12 @@ def neo4j_server(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture()
 def neo4j_driver(neo4j_server: Neo4jTestServer):
     """A driver on an emptied database (nodes, relationships and constraints removed)."""
-    from argassets.political import neo4j_export as nx
+    from argassets.political import neo4j_graph as ng
 
-    driver = nx.connect(
-        nx.Neo4jSettings(neo4j_server.uri, neo4j_server.user, neo4j_server.password, neo4j_server.database)
+    driver = ng.connect(
+        ng.Neo4jSettings(neo4j_server.uri, neo4j_server.user, neo4j_server.password, neo4j_server.database)
     )
-    nx.clear_graph(driver, neo4j_server.database)
+    ng.clear_graph(driver, neo4j_server.database)
     try:
         yield driver
     finally:

@@ -46,7 +46,7 @@ def postgres_bindir() -> Path:
     )
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -59,7 +59,7 @@ class TemporaryPostgres:
         self.bindir = postgres_bindir()
         self.user = user
         self.password = secrets.token_urlsafe(18)
-        self.port = _free_port()
+        self.port = free_port()
         self.root = Path(tempfile.mkdtemp(prefix="argassets-pg-"))
         self.data = self.root / "data"
         self.log = self.root / "server.log"

@@ -27,9 +27,7 @@ from argassets.argument_quality.agreement_intervals import (
     AGREEMENT_METRICS,
     CROSS_MODEL_METRICS,
     EXPECTED_LABEL_METRICS,
-    EXPECTED_RUN_METRICS,
     INTERVAL_COLUMNS,
-    VARIABILITY_METRICS,
     agreement_values,
     best_set_column,
     bound_columns,
@@ -37,30 +35,26 @@ from argassets.argument_quality.agreement_intervals import (
     planned_comparisons,
     report_uncertainty,
     typed_comparisons,
-    variability_values,
     with_intervals,
     without_intervals,
 )
 from argassets.argument_quality.best import HEADLINE_METRIC, best_candidates, best_configuration
 from argassets.argument_quality.bradley_terry import ITEM_COLUMNS
 from argassets.argument_quality.bt_scores import CONFIG_COLUMNS, MEAN_DIMENSION, published_scores
-from argassets.argument_quality.configurations import ModelInfo, _add_flags
+from argassets.argument_quality.configurations import ModelInfo, add_flags
 from argassets.argument_quality.scope import DIMENSIONS
-from argassets.argument_quality.topic_tables import Topics, agreement_tables, run_tables
+from argassets.argument_quality.topic_tables import Topics, agreement_tables
 from argassets.platform.pairwise.agreement import (
     LABEL_METRICS,
     SCORE_METRICS,
-    krippendorff_alpha_from_value_counts,
     label_agreement,
     score_agreement,
 )
 from argassets.platform.pairwise.expected import (
-    DISTINCT_COLUMNS,
     MAJORITY_PROBABILITY_COLUMNS,
     expected_label_agreement,
 )
 from argassets.platform.pairwise.labels import LABELS, MISSING, encode_labels, factorize_columns
-from argassets.platform.pairwise.votes import run_agreement_pattern
 from argassets.platform.stats.intervals import DEFAULT_SETTINGS, BootstrapSettings
 
 FLAG_COLUMNS = ["scope", "is_baseline", "in_registry"]
@@ -82,7 +76,7 @@ AGREEMENT_COLUMNS = [
 ]
 
 
-def _config_codes(frame: pd.DataFrame, configs: pd.DataFrame) -> np.ndarray:
+def configuration_codes(frame: pd.DataFrame, configs: pd.DataFrame) -> np.ndarray:
     """Index of each row's configuration in ``configs`` (-1 when absent)."""
     codes, uniques = factorize_columns(frame, CONFIG_COLUMNS)
     lookup = pd.MultiIndex.from_frame(configs[CONFIG_COLUMNS].astype(str))
@@ -124,7 +118,7 @@ def _label_metrics(
     ref_codes = encode_labels(reference[ref_label].reset_index(drop=True))
     m_codes, m_uniques = factorize_columns(majority, ["dimension", "comparison_id"])
     position = index.get_indexer(pd.MultiIndex.from_frame(m_uniques.astype(str)))[m_codes]
-    group = _config_codes(majority, configs)
+    group = configuration_codes(majority, configs)
     llm = encode_labels(majority["majority_label"].reset_index(drop=True))
     ref = np.where(position >= 0, ref_codes[np.maximum(position, 0)], MISSING)
     present = (group >= 0) & (position >= 0)
@@ -144,7 +138,7 @@ def _majority_distributions(majority: pd.DataFrame) -> np.ndarray:
     return majority[list(MAJORITY_PROBABILITY_COLUMNS)].to_numpy(dtype=float)
 
 
-def _with_mean_rows(
+def with_mean_rows(
     report: pd.DataFrame,
     metric_columns: Sequence[str],
     sum_columns: Sequence[str],
@@ -167,7 +161,7 @@ def _with_mean_rows(
     return out.reset_index(drop=True)
 
 
-def _configurations(majority: pd.DataFrame) -> pd.DataFrame:
+def report_configurations(majority: pd.DataFrame) -> pd.DataFrame:
     """The distinct (model, strategy, dimension) of a majority table, sorted."""
     return factorize_columns(majority, CONFIG_COLUMNS)[1]
 
@@ -198,6 +192,38 @@ def agreement_report(
     return agreement_analysis(
         scores, majority, experts, arguments, info, reference=reference, settings=settings, adjustment=adjustment
     ).report
+
+
+def _without_uncertainty(report: pd.DataFrame) -> AgreementAnalysis:
+    """The analysis without intervals or comparisons: the best set is the best configuration alone."""
+    best = best_configuration(report)
+    report = without_intervals(report, AGREEMENT_METRICS)
+    report["best_set"] = (report["model"] == best[0]) & (report["strategy"] == best[1]) if best else False
+    nothing = nothing_compared(report, DEFAULT_SETTINGS.level, DEFAULT_SETTINGS.seed)
+    return AgreementAnalysis(report[AGREEMENT_COLUMNS].reset_index(drop=True), nothing)
+
+
+def _metric_report(
+    scores: pd.DataFrame,
+    majority: pd.DataFrame,
+    experts: pd.DataFrame,
+    arguments: pd.DataFrame,
+    reference: pd.DataFrame | None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per configuration, the score and label metrics against the reference; and the reference scores."""
+    configs = report_configurations(majority)
+    ref_scores = published_scores(arguments) if reference is None else reference
+    ref_scores = ref_scores[["dimension", *ITEM_COLUMNS, "published_z"]]
+    ref_labels = experts[["comparison_id", "dimension", "label"]].rename(columns={"label": "expert_label"})
+    report = pd.concat(
+        [
+            configs,
+            _score_metrics(scores, ref_scores, configs, "published_z"),
+            _label_metrics(majority, ref_labels, configs, "expert_label"),
+        ],
+        axis=1,
+    )
+    return report, ref_scores
 
 
 def agreement_analysis(
@@ -247,25 +273,10 @@ def agreement_analysis(
         configuration not significantly worse on :data:`HEADLINE_METRIC`). ``comparisons``
         (:data:`COMPARISON_COLUMNS`): each configuration against the best and against each baseline.
     """
-    configs = _configurations(majority)
-    ref_scores = published_scores(arguments) if reference is None else reference
-    ref_scores = ref_scores[["dimension", *ITEM_COLUMNS, "published_z"]]
-    ref_labels = experts[["comparison_id", "dimension", "label"]].rename(columns={"label": "expert_label"})
-    report = pd.concat(
-        [
-            configs,
-            _score_metrics(scores, ref_scores, configs, "published_z"),
-            _label_metrics(majority, ref_labels, configs, "expert_label"),
-        ],
-        axis=1,
-    )
+    report, ref_scores = _metric_report(scores, majority, experts, arguments, reference)
     report = _finish_report(report, info or {})
     if settings is None:
-        best = best_configuration(report)
-        report = without_intervals(report, AGREEMENT_METRICS)
-        report["best_set"] = (report["model"] == best[0]) & (report["strategy"] == best[1]) if best else False
-        nothing = nothing_compared(report, DEFAULT_SETTINGS.level, DEFAULT_SETTINGS.seed)
-        return AgreementAnalysis(report[AGREEMENT_COLUMNS].reset_index(drop=True), nothing)
+        return _without_uncertainty(report)
     return _with_uncertainty(report, scores, majority, experts, ref_scores, settings, adjustment)
 
 
@@ -311,9 +322,9 @@ def _with_uncertainty(
 
 def _finish_report(report: pd.DataFrame, info: dict[str, ModelInfo]) -> pd.DataFrame:
     counts = ["n_comparisons", "n_expected", "n_items", "n_no_verdict"]
-    report = _with_mean_rows(report, [*SCORE_METRICS, *LABEL_METRICS, *EXPECTED_LABEL_METRICS], counts)
+    report = with_mean_rows(report, [*SCORE_METRICS, *LABEL_METRICS, *EXPECTED_LABEL_METRICS], counts)
     report["correlation_mean"] = report[["pearson", "spearman", "kendall"]].mean(axis=1, skipna=False)
-    report = _add_flags(report, info) if len(report) else report.assign(scope=None, is_baseline=None, in_registry=None)
+    report = add_flags(report, info) if len(report) else report.assign(scope=None, is_baseline=None, in_registry=None)
     for column in counts:
         report[column] = report[column].astype(np.int64)
     return report.reset_index(drop=True)
@@ -347,7 +358,7 @@ def cross_model_report(
     if best is None or majority.empty:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
     best_model, best_strategy = best
-    configs = _configurations(majority)
+    configs = report_configurations(majority)
     is_best_s = (scores["model"] == best_model) & (scores["strategy"] == best_strategy)
     ref_scores = scores.loc[is_best_s, ["dimension", *ITEM_COLUMNS, "bt_z"]].rename(columns={"bt_z": "best_z"})
     is_best_m = (majority["model"] == best_model) & (majority["strategy"] == best_strategy)
@@ -364,13 +375,13 @@ def cross_model_report(
     )
     report["best_model"] = best_model
     report["best_strategy"] = best_strategy
-    report = _with_mean_rows(
+    report = with_mean_rows(
         report,
         [*SCORE_METRICS, *LABEL_METRICS],
         ["n_comparisons", "n_items"],
         keys=["model", "strategy", "best_model", "best_strategy"],
     )
-    report = _add_flags(report, info or {})
+    report = add_flags(report, info or {})
     for column in ("n_comparisons", "n_items"):
         report[column] = report[column].astype(np.int64)
     if settings is None:
@@ -397,100 +408,3 @@ def _cross_model_intervals(
     return report_uncertainty(
         tables, CROSS_MODEL_METRICS, agreement_values, settings, len(topics), what="aq_cross_model_report"
     ).intervals
-
-
-def _expected_run_shares(majority: pd.DataFrame, group: np.ndarray, k: int) -> pd.DataFrame:
-    """Per configuration: the mean probability of 1, 2 and 3 distinct labels, and how many comparisons have one."""
-    if set(DISTINCT_COLUMNS) <= set(majority.columns):
-        probabilities = majority[list(DISTINCT_COLUMNS)].to_numpy(dtype=float)
-    else:
-        probabilities = np.full((len(majority), len(DISTINCT_COLUMNS)), np.nan)
-    known = np.isfinite(probabilities).all(axis=1) & (group >= 0)
-    n_known = np.bincount(group[known], minlength=k)
-    out = pd.DataFrame({"n_expected": n_known.astype(np.int64)})
-    for i, name in enumerate(EXPECTED_RUN_METRICS):
-        total = np.bincount(group[known], probabilities[known, i], minlength=k)
-        with np.errstate(all="ignore"):
-            out[name] = np.where(n_known > 0, total / np.maximum(n_known, 1), np.nan)
-    return out
-
-
-#: Columns of :func:`variability_report`.
-VARIABILITY_COLUMNS = [
-    *CONFIG_COLUMNS,
-    "n_runs",
-    "share_all_equal",
-    "share_two_equal",
-    "share_all_unequal",
-    "krippendorff_alpha",
-    *EXPECTED_RUN_METRICS,
-    "n_comparisons",
-    "n_incomplete",
-    "n_expected",
-    *bound_columns(VARIABILITY_METRICS),
-    *INTERVAL_COLUMNS,
-    *FLAG_COLUMNS,
-]
-
-
-def variability_report(
-    majority: pd.DataFrame,
-    info: dict[str, ModelInfo] | None = None,
-    *,
-    settings: BootstrapSettings | None = DEFAULT_SETTINGS,
-) -> pd.DataFrame:
-    """Per configuration: how often the runs agree, and Krippendorff's alpha across the runs.
-
-    ``share_all_equal``, ``share_two_equal``, ``share_all_unequal`` are shares of the comparisons
-    whose runs are all valid (``n_comparisons``; ``n_incomplete`` have a missing or invalid run);
-    with 3 runs they are the comparisons with 1, 2 and 3 distinct labels. ``krippendorff_alpha``
-    treats the runs as raters (nominal; incomplete comparisons count with their valid runs).
-    ``expected_share_*`` are the same shares in expectation over the runs' label probabilities,
-    over the ``n_expected`` comparisons that have them (NaN and 0 without; docs/judgments.md,
-    "Expected figures"). ``<metric>_low/_high`` and the interval columns: clustered over topics.
-    """
-    run_columns = sorted(
-        [c for c in majority.columns if c.startswith("label_run")], key=lambda c: int(c[len("label_run") :])
-    )
-    columns = VARIABILITY_COLUMNS
-    if majority.empty:
-        return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
-    configs = _configurations(majority)
-    group = _config_codes(majority, configs)
-    runs = np.stack([encode_labels(majority[c].reset_index(drop=True)) for c in run_columns], axis=1)
-    # Only runs that exist somewhere in a configuration count (a scoped model may have fewer runs).
-    distinct = run_agreement_pattern(runs)
-    k = len(configs)
-    complete = distinct > 0
-    n_complete = np.bincount(group[complete], minlength=k)
-    shares = {}
-    for name, value in (("share_all_equal", 1), ("share_two_equal", 2), ("share_all_unequal", 3)):
-        hits = np.bincount(group[distinct == value], minlength=k)
-        with np.errstate(all="ignore"):
-            shares[name] = np.where(n_complete > 0, hits / n_complete, np.nan)
-    value_counts = np.stack([(runs == code).sum(axis=1) for code in range(len(LABELS))], axis=1)
-    alpha = krippendorff_alpha_from_value_counts(value_counts, group, k)
-    report = configs.copy()
-    report["n_runs"] = len(run_columns)
-    for name, values in shares.items():
-        report[name] = values
-    report["krippendorff_alpha"] = alpha
-    report["n_comparisons"] = n_complete.astype(np.int64)
-    report["n_incomplete"] = np.bincount(group[~complete], minlength=k).astype(np.int64)
-    report = pd.concat([report, _expected_run_shares(majority, group, k)], axis=1)
-    report = _with_mean_rows(
-        report,
-        ["share_all_equal", "share_two_equal", "share_all_unequal", "krippendorff_alpha", *EXPECTED_RUN_METRICS],
-        ["n_comparisons", "n_incomplete", "n_expected"],
-    )
-    report["n_runs"] = len(run_columns)
-    report = _add_flags(report, info or {})
-    report["n_expected"] = report["n_expected"].astype(np.int64)
-    if settings is None:
-        return without_intervals(report, VARIABILITY_METRICS)[columns]
-    topics = Topics.of(majority)
-    tables = run_tables(majority, topics)
-    uncertainty = report_uncertainty(
-        tables, VARIABILITY_METRICS, variability_values, settings, len(topics), what="aq_variability_report"
-    )
-    return with_intervals(report, uncertainty.intervals)[columns]

@@ -60,7 +60,7 @@ def model_info(recorded: pd.DataFrame | None, registry: ModelRegistry | None) ->
     return info
 
 
-def _add_flags(frame: pd.DataFrame, info: dict[str, ModelInfo]) -> pd.DataFrame:
+def add_flags(frame: pd.DataFrame, info: dict[str, ModelInfo]) -> pd.DataFrame:
     unknown = ModelInfo(False, "unknown", False, False)
     models = frame["model"].astype(str)
     frame["scope"] = [info.get(m, unknown).scope for m in models]

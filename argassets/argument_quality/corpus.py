@@ -349,6 +349,18 @@ def _comparison_topics(
     return topic_ids
 
 
+def _comparison_labels(raw: pd.DataFrame, path: Path) -> pd.Series:
+    """The stripped ``Comparison`` column; a label outside {A, B, Tie} is an error naming its row."""
+    labels = raw["Comparison"].str.strip()
+    bad = ~labels.isin(LABELS)
+    if bad.any():
+        index = int(np.flatnonzero(bad.to_numpy())[0])
+        raise CorpusError(
+            f"{_row(path, index)}: column 'Comparison' must be A, B or Tie, got {raw['Comparison'].iat[index]!r}"
+        )
+    return labels
+
+
 def load_comparisons(path: str | os.PathLike[str], dimension: str, arguments: pd.DataFrame) -> pd.DataFrame:
     """One raw expert comparison file as rows of the ``webis_expert_comparisons`` table.
 
@@ -386,14 +398,7 @@ def load_comparisons(path: str | os.PathLike[str], dimension: str, arguments: pd
     aa = _int_column(raw, "Argument ID A", path)
     db = _int_column(raw, "Discussion ID B", path)
     ab = _int_column(raw, "Argument ID B", path)
-    labels = raw["Comparison"].str.strip()
-    bad = ~labels.isin(LABELS)
-    if bad.any():
-        index = int(np.flatnonzero(bad.to_numpy())[0])
-        raise CorpusError(
-            f"{_row(path, index)}: column 'Comparison' must be A, B or Tie, got {raw['Comparison'].iat[index]!r}"
-        )
-
+    labels = _comparison_labels(raw, path)
     _check_no_duplicate_pairs(path, da, aa, db, ab)
     topic_ids = _comparison_topics(path, arguments, (da, aa), (db, ab))
     rows = np.arange(len(raw), dtype="int64")

@@ -78,30 +78,8 @@ def findings_markdown(
     ValueError
         A table lacks the rows the fragment needs (the baseline, the experts, the published rows).
     """
-    means = agreement[agreement["dimension"] == "mean"]
-    base = means[means["model"] == baseline]
-    if base.empty:
-        raise ValueError(f"findings: aq_agreement_report has no mean row of {baseline!r}")
-    base_row = base.sort_values("strategy").iloc[0]
-    published = agreement[agreement["kind"] == "published"]
-    if published.empty:
-        raise ValueError("findings: aq_agreement_report has no published rows")
-    pub_means = published[published["dimension"] == "mean"].copy()
-    pub_means["correlation_mean"] = pub_means[["pearson", "spearman", "kendall"]].mean(axis=1)
-    best = pub_means.sort_values(["correlation_mean", "model", "strategy"], ascending=[False, True, True]).iloc[0]
-    per_dim = published[published["dimension"].isin(_DIMENSIONS)]
-    base_dims = agreement[(agreement["model"] == baseline) & (agreement["strategy"] == base_row["strategy"])]
-    base_pearson = dict(zip(base_dims["dimension"], base_dims["pearson"], strict=True))
-    beaten = int(sum(row.pearson < base_pearson.get(row.dimension, np.nan) for row in per_dim.itertuples()))
-    random_rows = means[means["model"] == "random"]
-
-    lb = length_bias
-    experts_all = _one(lb[(lb["kind"] == "reference") & (lb["dimension"] == "all")], "the experts over all dimensions")
-    experts_dims = lb[(lb["kind"] == "reference") & lb["dimension"].isin(_DIMENSIONS)]
-    base_lb = _one(
-        lb[(lb["model"] == baseline) & (lb["strategy"] == base_row["strategy"]) & (lb["dimension"] == "all")],
-        f"{baseline} over all dimensions",
-    )
+    base_row, best, per_dim, beaten, random_rows = _agreement_facts(agreement, baseline)
+    experts_all, experts_dims, base_lb = _length_bias_rows(length_bias, baseline, base_row["strategy"])
     ratio_odds = float(np.exp(experts_all["lc_beta"] * np.log(2.0)))
     lines = [
         f"Measured by `run-default` on the full corpus (baselines only; {len(per_dim)} published "
@@ -127,13 +105,56 @@ def findings_markdown(
         f"(κ over all: {_ci(base_row, 'cohen_kappa', '.2f')}). A judge that agrees with the experts may just be "
         "counting words: `aq_length_bias` reports these figures for every configuration.",
     ]
+    lines += _closing_lines(random_rows, comparisons, baseline, str(base_row["strategy"]))
+    return "\n".join(lines)
+
+
+def _agreement_facts(
+    agreement: pd.DataFrame, baseline: str
+) -> tuple[pd.Series, pd.Series, pd.DataFrame, int, pd.DataFrame]:
+    """The baseline's mean row, the paper's best configuration, the published per-dimension rows, how
+    many of them the baseline beats on Pearson, and the ``random`` baseline's mean rows."""
+    means = agreement[agreement["dimension"] == "mean"]
+    base = means[means["model"] == baseline]
+    if base.empty:
+        raise ValueError(f"findings: aq_agreement_report has no mean row of {baseline!r}")
+    base_row = base.sort_values("strategy").iloc[0]
+    published = agreement[agreement["kind"] == "published"]
+    if published.empty:
+        raise ValueError("findings: aq_agreement_report has no published rows")
+    pub_means = published[published["dimension"] == "mean"].copy()
+    pub_means["correlation_mean"] = pub_means[["pearson", "spearman", "kendall"]].mean(axis=1)
+    best = pub_means.sort_values(["correlation_mean", "model", "strategy"], ascending=[False, True, True]).iloc[0]
+    per_dim = published[published["dimension"].isin(_DIMENSIONS)]
+    base_dims = agreement[(agreement["model"] == baseline) & (agreement["strategy"] == base_row["strategy"])]
+    base_pearson = dict(zip(base_dims["dimension"], base_dims["pearson"], strict=True))
+    beaten = int(sum(row.pearson < base_pearson.get(row.dimension, np.nan) for row in per_dim.itertuples()))
+    return base_row, best, per_dim, beaten, means[means["model"] == "random"]
+
+
+def _length_bias_rows(lb: pd.DataFrame, baseline: str, strategy: object) -> tuple[pd.Series, pd.DataFrame, pd.Series]:
+    """The experts' row over all dimensions, their per-dimension rows, and the baseline's row over all."""
+    experts_all = _one(lb[(lb["kind"] == "reference") & (lb["dimension"] == "all")], "the experts over all dimensions")
+    experts_dims = lb[(lb["kind"] == "reference") & lb["dimension"].isin(_DIMENSIONS)]
+    base_lb = _one(
+        lb[(lb["model"] == baseline) & (lb["strategy"] == strategy) & (lb["dimension"] == "all")],
+        f"{baseline} over all dimensions",
+    )
+    return experts_all, experts_dims, base_lb
+
+
+def _closing_lines(
+    random_rows: pd.DataFrame, comparisons: pd.DataFrame | None, baseline: str, strategy: str
+) -> list[str]:
+    """The ``random`` baseline for scale and (with ``aq_comparisons``) the beyond-noise verdict."""
+    lines = []
     if len(random_rows):
         rnd = random_rows.sort_values("strategy").iloc[0]
         lines.append(f"- For scale, the `random` baseline: Pearson {_ci(rnd, 'pearson')}, κ {_ci(rnd, 'cohen_kappa')}.")
-    verdict = _beyond_noise(comparisons, baseline, str(base_row["strategy"])) if comparisons is not None else None
+    verdict = _beyond_noise(comparisons, baseline, strategy) if comparisons is not None else None
     if verdict:
         lines.append(verdict)
-    return "\n".join(lines)
+    return lines
 
 
 def read_section(text: str) -> str:

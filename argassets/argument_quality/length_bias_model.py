@@ -216,20 +216,10 @@ def length_controlled_bt(
 ) -> LCBTFit:
     """Bradley-Terry strengths with a length covariate, by penalised maximum likelihood (Newton).
 
-    Model
-    -----
-    Each decisive verdict is one observation that the winner :math:`w` beat the loser :math:`l`,
-    with :math:`P = \\sigma(\\theta_w - \\theta_l + \\beta (x_w - x_l))`, :math:`x` the log length.
-    A ``Tie`` enters as the platform's BT does (``ties``): ``win_each`` one win for each side,
-    ``half_each`` half a win each, ``drop`` ignored. The objective is the negative log-likelihood
-    plus :math:`\\frac{\\lambda}{2} (\\sum_i \\theta_i^2 + \\beta^2)` (``ridge`` = :math:`\\lambda` > 0),
-    which keeps the strengths of arguments that never lose (or never win) finite, and :math:`\\beta`
-    finite when the verdicts are separated by length alone (the ``longer-wins`` baseline); with
-    thousands of comparisons the penalty on :math:`\\beta` is negligible otherwise. The objective
-    is strictly convex, so the solution is unique; Newton's method with a step-halving line search
-    solves it, using that the Hessian of :math:`\\theta` is block-diagonal
-    by ``block`` (comparisons never cross topics) and eliminating :math:`\\beta` by its Schur
-    complement. At the optimum the penalty makes :math:`\\sum_i \\theta_i = 0` in every block.
+    Each decisive verdict is one observation that the winner :math:`w` beat the loser :math:`l`, with
+    :math:`P = \\sigma(\\theta_w - \\theta_l + \\beta (x_w - x_l))`, :math:`x` the log length; ties as the
+    platform's BT (``ties``); a ridge penalty keeps the strengths and :math:`\\beta` finite. The model, its
+    solver and why it is unique: docs/aggregation.md, "Length bias".
 
     Parameters
     ----------
@@ -258,13 +248,15 @@ def length_controlled_bt(
     RuntimeError
         No convergence within ``max_iter`` steps.
     """
-    ia = np.asarray(item_a, dtype=np.int64)
-    ib = np.asarray(item_b, dtype=np.int64)
-    code = np.asarray(codes, dtype=np.int64)
-    x = np.asarray(log_length, dtype=float)
+    ia, ib = np.asarray(item_a, dtype=np.int64), np.asarray(item_b, dtype=np.int64)
+    code, x = np.asarray(codes, dtype=np.int64), np.asarray(log_length, dtype=float)
     blocks = _checked_blocks(ia, ib, code, x, block, ties, ridge)
-    problem = _Problem.build(ia, ib, code, x, blocks, ties, ridge)
-    theta = np.zeros(len(x))
+    return _newton(_Problem.build(ia, ib, code, x, blocks, ties, ridge), len(x), fit_beta, max_iter, tol)
+
+
+def _newton(problem: _Problem, n_items: int, fit_beta: bool, max_iter: int, tol: float) -> LCBTFit:
+    """Newton's method with a step-halving line search from all strengths and ``beta`` at zero."""
+    theta = np.zeros(n_items)
     beta = 0.0
     current = problem.objective(theta, beta)
     # The blocks are small (one topic): a multi-threaded BLAS only adds overhead, a lot of it on a

@@ -1,5 +1,6 @@
 """The length-bias report over the corpus: every configuration against the experts, per dimension
-and over all three, and the checks of that report.
+and over all three (its inputs in :mod:`~argassets.argument_quality.length_bias_inputs`, its checks in
+:mod:`~argassets.argument_quality.length_bias_checks`).
 
 The measures are in :mod:`argassets.argument_quality.length_bias`, the length-controlled model in
 :mod:`argassets.argument_quality.length_bias_model`. Plain pandas, without Dagster.
@@ -17,12 +18,11 @@ from scipy import stats
 
 from argassets.argument_quality.bradley_terry import ITEM_COLUMNS
 from argassets.argument_quality.length_bias import (
-    length_strata,
-    log_length_ratio,
     longer_share,
     partial_correlation,
     pearson,
 )
+from argassets.argument_quality.length_bias_inputs import comparison_lengths, item_table
 from argassets.argument_quality.length_bias_model import length_controlled_bt
 from argassets.argument_quality.scope import DIMENSIONS
 from argassets.argument_quality.voting import encode_labels
@@ -33,10 +33,6 @@ __all__ = [
     "ALL_DIMENSIONS",
     "EXPERTS",
     "KIND_REFERENCE",
-    "RANGES",
-    "comparison_lengths",
-    "item_table",
-    "length_bias_problems",
     "length_bias_report",
     "report_columns",
 ]
@@ -74,102 +70,6 @@ def report_columns(n_strata: int = 4) -> list[str]:
         "is_baseline",
         "scope",
     ]
-
-
-def item_table(arguments: pd.DataFrame) -> pd.DataFrame:
-    """One row per argument (its keys and ``text_length``): the item order of the report's fits."""
-    missing = [c for c in (*ITEM_COLUMNS, "text_length") if c not in arguments.columns]
-    if missing:
-        raise ValueError(f"webis_arguments: missing column(s) {', '.join(missing)}")
-    items = arguments[[*ITEM_COLUMNS, "text_length"]].drop_duplicates(list(ITEM_COLUMNS))
-    bad = ~np.isfinite(items["text_length"].to_numpy(dtype=float)) | (items["text_length"].to_numpy(dtype=float) < 0)
-    if bad.any():
-        row = items.iloc[int(np.flatnonzero(bad)[0])]
-        raise ValueError(
-            f"webis_arguments: argument (topic {row['topic_id']}, discussion {row['discussion_id']}, "
-            f"argument {row['argument_id']}) has text_length {row['text_length']}"
-        )
-    return items.reset_index(drop=True)
-
-
-def comparison_lengths(
-    experts: pd.DataFrame, arguments: pd.DataFrame, n_strata: int = 4
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every expert comparison with its arguments' item indices, log length ratio and length stratum.
-
-    Returns
-    -------
-    tuple of pandas.DataFrame
-        ``(comparisons, edges)``: ``comparisons`` holds ``dimension, comparison_id, topic_id,
-        item_a, item_b, log_ratio, stratum, expert_code`` (item indices into :func:`item_table`
-        order); ``edges`` holds per dimension the stratum edges of :math:`|\\log(L_a/L_b)|` and
-        the corresponding length ratios.
-    """
-    needed = [
-        "comparison_id",
-        "dimension",
-        "topic_id",
-        "discussion_id_a",
-        "argument_id_a",
-        "discussion_id_b",
-        "argument_id_b",
-        "label",
-    ]
-    missing = [c for c in needed if c not in experts.columns]
-    if missing:
-        raise ValueError(f"webis_expert_comparisons: missing column(s) {', '.join(missing)}")
-    items = item_table(arguments)
-    index = pd.MultiIndex.from_frame(items[list(ITEM_COLUMNS)].astype(np.int64))
-    positions = {}
-    for side in ("a", "b"):
-        keys = pd.MultiIndex.from_arrays(
-            [
-                experts["topic_id"].astype(np.int64),
-                experts[f"discussion_id_{side}"].astype(np.int64),
-                experts[f"argument_id_{side}"].astype(np.int64),
-            ]
-        )
-        pos = index.get_indexer(keys)
-        if (pos < 0).any():
-            row = experts.iloc[int(np.flatnonzero(pos < 0)[0])]
-            raise ValueError(
-                f"webis_expert_comparisons: comparison {row['comparison_id']!r} names argument "
-                f"{row[f'discussion_id_{side}']}/{row[f'argument_id_{side}']} of topic {row['topic_id']}, "
-                "which webis_arguments lacks"
-            )
-        positions[side] = pos
-    length = items["text_length"].to_numpy(dtype=float)
-    out = pd.DataFrame(
-        {
-            "dimension": experts["dimension"].astype(str).to_numpy(),
-            "comparison_id": experts["comparison_id"].astype(str).to_numpy(),
-            "topic_id": experts["topic_id"].to_numpy(dtype=np.int64),
-            "item_a": positions["a"],
-            "item_b": positions["b"],
-            "log_ratio": log_length_ratio(length[positions["a"]], length[positions["b"]]),
-            "expert_code": encode_labels(experts["label"].reset_index(drop=True)),
-        }
-    )
-    out["stratum"] = 0
-    edge_rows = []
-    for dimension in [d for d in DIMENSIONS if d in set(out["dimension"])]:
-        mask = (out["dimension"] == dimension).to_numpy()
-        absolute = np.abs(out.loc[mask, "log_ratio"].to_numpy())
-        stratum, edges = length_strata(absolute, n_strata=n_strata)
-        out.loc[mask, "stratum"] = stratum
-        for k in range(n_strata):
-            edge_rows.append(
-                {
-                    "dimension": dimension,
-                    "stratum": f"q{k + 1}",
-                    "abs_log_ratio_low": float(edges[k]),
-                    "abs_log_ratio_high": float(edges[k + 1]),
-                    "length_ratio_low": float(np.exp(edges[k])),
-                    "length_ratio_high": float(np.exp(edges[k + 1])),
-                    "n_comparisons": int((stratum == k).sum()),
-                }
-            )
-    return out, pd.DataFrame(edge_rows)
 
 
 def _item_values(frame: pd.DataFrame, items: pd.DataFrame, dimension: str, column: str) -> np.ndarray:
@@ -444,7 +344,13 @@ def length_bias_report(
         ``lc_beta`` over the dimensions. ``edges``: see :func:`comparison_lengths`.
     """
     corpus, edges = _corpus(experts, arguments, reference, n_strata, ridge, ties)
-    flags = flags or {}
+    return _report_frame(_report_rows(corpus, majority, scores, flags or {}), n_strata), edges
+
+
+def _report_rows(
+    corpus: _Corpus, majority: pd.DataFrame, scores: pd.DataFrame, flags: dict[str, tuple[bool, str]]
+) -> list[dict[str, object]]:
+    """The report's rows of the experts, then of every configuration of ``majority``, sorted."""
     configs: list[tuple[str, str]] = [EXPERTS]
     if len(majority):
         configs += sorted(set(zip(majority["model"].astype(str), majority["strategy"].astype(str), strict=True)))
@@ -465,7 +371,7 @@ def length_bias_report(
             records = _configuration_records(corpus, labelled, grouped_scores, (model, strategy))
         meta = {"model": model, "strategy": strategy, "kind": kind, "is_baseline": baseline, "scope": scope}
         rows += [{**meta, **record} for record in records]
-    return _report_frame(rows, n_strata), edges
+    return rows
 
 
 def _strata_columns(confusion: np.ndarray, n_strata: int) -> dict[str, float | int]:
@@ -479,70 +385,3 @@ def _strata_columns(confusion: np.ndarray, n_strata: int) -> dict[str, float | i
         out[f"agreement_q{k + 1}"] = float(percent[k])
         out[f"n_q{k + 1}"] = int(total[k])
     return out
-
-
-#: Range of every bounded column of :func:`length_bias_report` (inclusive).
-RANGES: dict[str, tuple[float, float]] = {
-    "share_longer": (0.0, 1.0),
-    "share_longer_experts": (0.0, 1.0),
-    "delta_share": (-1.0, 1.0),
-    "pearson": (-1.0, 1.0),
-    "partial_pearson": (-1.0, 1.0),
-    "length_correlation": (-1.0, 1.0),
-    "lc_pearson": (-1.0, 1.0),
-    "lc_spearman": (-1.0, 1.0),
-    "lc_kendall": (-1.0, 1.0),
-}
-
-
-def length_bias_problems(report: pd.DataFrame, configurations: pd.DataFrame | None) -> pd.DataFrame:
-    """Rows missing from or wrong in a :func:`length_bias_report`.
-
-    ``configurations`` (``model, strategy, dimension``, e.g. of ``aq_majority_votes``) must each have
-    a row, plus one ``all`` row per (model, strategy); the experts must have a row per dimension of
-    the data and ``all``; no row may be given twice; every bounded value must be in range
-    (:data:`RANGES`, ``kappa_q*`` in [-1, 1], ``agreement_q*`` in [0, 100]).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``model, strategy, dimension, problem``.
-    """
-    problems: list[tuple[str, str, str, str]] = []
-    key = ["model", "strategy", "dimension"]
-    have = set(report[key].astype(str).itertuples(index=False, name=None)) if len(report) else set()
-    if len(report):
-        for dup in report[report.duplicated(key)][key].itertuples(index=False, name=None):
-            problems.append((*dup, "given twice"))
-    expected: set[tuple[str, str, str]] = set()
-    dims = set(DIMENSIONS)
-    if configurations is not None and len(configurations):
-        for model, strategy, dimension in configurations[key].astype(str).itertuples(index=False, name=None):
-            expected |= {(model, strategy, dimension), (model, strategy, ALL_DIMENSIONS)}
-        dims = set(configurations["dimension"].astype(str))
-    expected |= {(*EXPERTS, d) for d in dims} | {(*EXPERTS, ALL_DIMENSIONS)}
-    for missing in sorted(expected - have):
-        problems.append((*missing, "missing"))
-    bounds = dict(RANGES)
-    for column in report.columns:
-        if column.startswith("kappa_q"):
-            bounds[column] = (-1.0, 1.0)
-        elif column.startswith("agreement_q"):
-            bounds[column] = (0.0, 100.0)
-    for column, (low, high) in bounds.items():
-        if column not in report.columns:
-            continue
-        values = pd.to_numeric(report[column], errors="coerce").to_numpy(dtype=float)
-        for i in np.flatnonzero(
-            np.isinf(values) | (np.isfinite(values) & ((values < low - 1e-9) | (values > high + 1e-9)))
-        ):
-            record = report.iloc[int(i)]
-            problems.append(
-                (
-                    str(record["model"]),
-                    str(record["strategy"]),
-                    str(record["dimension"]),
-                    f"{column} out of range: {float(values[i])!r}",
-                )
-            )
-    return pd.DataFrame(problems, columns=["model", "strategy", "dimension", "problem"])

@@ -10,10 +10,28 @@ import numpy as np
 import pandas as pd
 
 from argassets.argument_quality.agreement_reports import FLAG_COLUMNS
-from argassets.argument_quality.configurations import ModelInfo, _add_flags
+from argassets.argument_quality.configurations import ModelInfo, add_flags
 from argassets.argument_quality.scope import DIMENSIONS
 from argassets.platform.pairwise.labels import factorize_columns
 from argassets.platform.pairwise.position_bias import POSITION_METRICS, position_bias_metrics
+
+#: Columns of :func:`position_bias_report`.
+POSITION_BIAS_COLUMNS = [
+    "model",
+    "strategy",
+    "dimension",
+    "measured",
+    "order_consistency",
+    "order_consistency_majority",
+    "first_position_share",
+    "first_position_pvalue",
+    "tie_share",
+    "n_pairs",
+    "n_decisive",
+    "n_judgments",
+    "position_bias_in_registry",
+    *FLAG_COLUMNS,
+]
 
 
 def position_bias_report(judgments: pd.DataFrame, info: dict[str, ModelInfo] | None = None) -> pd.DataFrame:
@@ -27,22 +45,7 @@ def position_bias_report(judgments: pd.DataFrame, info: dict[str, ModelInfo] | N
     Models judged in one order only get one row per strategy (``dimension = "all"``,
     ``measured = False``, metrics NaN), so the report also shows what was not measured.
     """
-    columns = [
-        "model",
-        "strategy",
-        "dimension",
-        "measured",
-        "order_consistency",
-        "order_consistency_majority",
-        "first_position_share",
-        "first_position_pvalue",
-        "tie_share",
-        "n_pairs",
-        "n_decisive",
-        "n_judgments",
-        "position_bias_in_registry",
-        *FLAG_COLUMNS,
-    ]
+    columns = POSITION_BIAS_COLUMNS
     model_col = "model" if "model" in judgments.columns else "judge_model"
     if judgments.empty:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
@@ -86,5 +89,5 @@ def position_bias_report(judgments: pd.DataFrame, info: dict[str, ModelInfo] | N
     report["position_bias_in_registry"] = [
         bool(flags[m].position_bias) if m in flags else False for m in report["model"]
     ]
-    report = _add_flags(report, flags)
+    report = add_flags(report, flags)
     return report[columns]

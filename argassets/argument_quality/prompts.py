@@ -167,6 +167,35 @@ def _with_texts_and_scores(comparisons: pd.DataFrame, arguments: pd.DataFrame) -
     return frame.drop(columns=[f"{d}_{s}" for d in DIMENSIONS for s in ("a", "b")])
 
 
+#: Columns of :func:`select_few_shot_examples`.
+FEW_SHOT_COLUMNS = [
+    "topic_id",
+    "dimension",
+    "shot",
+    "comparison_id",
+    "text_a",
+    "text_b",
+    "score_a",
+    "score_b",
+    "score_difference",
+    "label",
+]
+
+
+def _require_every_slot(examples: pd.DataFrame, expected: pd.DataFrame) -> None:
+    """Every (topic, dimension) of ``expected`` has an example for every few-shot slot."""
+    for _, row in expected.iterrows():
+        have = set(
+            examples.loc[(examples["topic_id"] == row.topic_id) & (examples["dimension"] == row.dimension), "shot"]
+        )
+        for shot, _ in FEW_SHOT_SLOTS:
+            if shot not in have:
+                raise PromptError(
+                    f"topic {row.topic_id}, dimension {row.dimension}: no comparison qualifies as the "
+                    f"'{shot}' few-shot example"
+                )
+
+
 def select_few_shot_examples(comparisons: pd.DataFrame, arguments: pd.DataFrame) -> pd.DataFrame:
     """The three few-shot examples of every topic and dimension, from the expert data.
 
@@ -207,33 +236,37 @@ def select_few_shot_examples(comparisons: pd.DataFrame, arguments: pd.DataFrame)
         best = ranked.groupby(["topic_id", "dimension"], sort=True).head(1)
         picked.append(best.assign(shot=shot))
     examples = pd.concat(picked, ignore_index=True)
-    expected = frame[["topic_id", "dimension"]].drop_duplicates()
-    for _, row in expected.iterrows():
-        have = set(
-            examples.loc[(examples["topic_id"] == row.topic_id) & (examples["dimension"] == row.dimension), "shot"]
-        )
-        for shot, _ in FEW_SHOT_SLOTS:
-            if shot not in have:
-                raise PromptError(
-                    f"topic {row.topic_id}, dimension {row.dimension}: no comparison qualifies as the "
-                    f"'{shot}' few-shot example"
-                )
-    columns = [
-        "topic_id",
-        "dimension",
-        "shot",
-        "comparison_id",
-        "text_a",
-        "text_b",
-        "score_a",
-        "score_b",
-        "score_difference",
-        "label",
-    ]
+    _require_every_slot(examples, frame[["topic_id", "dimension"]].drop_duplicates())
+    columns = FEW_SHOT_COLUMNS
     shot_rank = {shot: i for i, (shot, _) in enumerate(FEW_SHOT_SLOTS)}
     examples = examples.assign(_rank=examples["shot"].map(shot_rank))
     examples = examples.sort_values(["dimension", "topic_id", "_rank"], kind="stable")
     return examples[columns].reset_index(drop=True)
+
+
+def _few_shot_systems(examples: pd.DataFrame) -> dict[tuple[int, str], str]:
+    """The few-shot system message of every (topic, dimension) of ``examples``."""
+    few: dict[tuple[int, str], str] = {}
+    for (topic, dimension), group in examples.groupby(["topic_id", "dimension"], sort=False):
+        ordered = group.set_index("shot").loc[[shot for shot, _ in FEW_SHOT_SLOTS]]
+        few[(int(topic), str(dimension))] = few_system(
+            str(dimension), list(zip(ordered["text_a"], ordered["text_b"], strict=True))
+        )
+    return few
+
+
+def _system_messages(frame: pd.DataFrame, strategy: str, few: dict[tuple[int, str], str]) -> list[str]:
+    """The system message of every comparison of ``frame`` under ``strategy``."""
+    if strategy != "few":
+        by_dimension = {d: system_message(strategy, d) for d in DIMENSIONS}
+        return [by_dimension[d] for d in frame["dimension"]]
+    systems = []
+    for topic, dimension in zip(frame["topic_id"], frame["dimension"], strict=True):
+        key = (int(topic), str(dimension))
+        if key not in few:
+            raise PromptError(f"topic {topic}, dimension {dimension}: no few-shot examples")
+        systems.append(few[key])
+    return systems
 
 
 def render_prompts(
@@ -270,25 +303,10 @@ def render_prompts(
     users = [render_user(a, b) for a, b in zip(frame["text_a"], frame["text_b"], strict=True)]
     few: dict[tuple[int, str], str] = {}
     if "few" in strategies:
-        if examples is None:
-            examples = select_few_shot_examples(comparisons, arguments)
-        for (topic, dimension), group in examples.groupby(["topic_id", "dimension"], sort=False):
-            ordered = group.set_index("shot").loc[[shot for shot, _ in FEW_SHOT_SLOTS]]
-            few[(int(topic), str(dimension))] = few_system(
-                str(dimension), list(zip(ordered["text_a"], ordered["text_b"], strict=True))
-            )
+        few = _few_shot_systems(select_few_shot_examples(comparisons, arguments) if examples is None else examples)
     parts = []
     for strategy in strategies:
-        if strategy == "few":
-            systems = []
-            for topic, dimension in zip(frame["topic_id"], frame["dimension"], strict=True):
-                key = (int(topic), str(dimension))
-                if key not in few:
-                    raise PromptError(f"topic {topic}, dimension {dimension}: no few-shot examples")
-                systems.append(few[key])
-        else:
-            by_dimension = {d: system_message(strategy, d) for d in DIMENSIONS}
-            systems = [by_dimension[d] for d in frame["dimension"]]
+        systems = _system_messages(frame, strategy, few)
         parts.append(
             pd.DataFrame(
                 {
@@ -304,6 +322,11 @@ def render_prompts(
         )
     prompts = pd.concat(parts, ignore_index=True)
     prompts["prompt_sha256"] = [messages_sha256(s, u) for s, u in zip(prompts["system"], prompts["user"], strict=True)]
+    return _in_table_order(prompts)
+
+
+def _in_table_order(prompts: pd.DataFrame) -> pd.DataFrame:
+    """Ordered by strategy, dimension (in their declared orders), topic, then comparison id."""
     strategy_rank = prompts["strategy"].map({s: i for i, s in enumerate(STRATEGIES)})
     dimension_rank = prompts["dimension"].map({d: i for i, d in enumerate(DIMENSIONS)})
     prompts = (

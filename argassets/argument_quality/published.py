@@ -84,6 +84,47 @@ _KEY_COLUMNS = ("Model", "Dim", "Prompt")
 MEAN_DIMENSION = "mean"
 
 
+def _read_raw_table(path: Path) -> pd.DataFrame:
+    """The file as text columns; a missing file, an empty one or a missing column is an error."""
+    try:
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: published table not found") from None
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path}: empty file") from None
+    missing = [c for c in (*_KEY_COLUMNS, *PUBLISHED_METRICS) if c not in raw.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
+    if raw.empty:
+        raise ValueError(f"{path}: no data rows")
+    return raw
+
+
+def _configuration_keys(raw: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """``paper_model, strategy, dimension`` of each row; an unknown dimension or prompt, or an empty
+    model, is an error naming the data row."""
+    out = pd.DataFrame(
+        {
+            "paper_model": raw["Model"].str.strip(),
+            "strategy": raw["Prompt"].str.strip(),
+            "dimension": raw["Dim"].str.strip(),
+        }
+    )
+    for column, allowed in (("dimension", DIMENSIONS), ("strategy", STRATEGIES)):
+        bad = ~out[column].isin(allowed)
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            source = "Dim" if column == "dimension" else "Prompt"
+            raise ValueError(
+                f"{path}: data row {row + 1}: column '{source}' must be one of {', '.join(allowed)}, "
+                f"got {raw[source].iat[row]!r}"
+            )
+    empty = out["paper_model"] == ""
+    if empty.any():
+        raise ValueError(f"{path}: data row {int(np.flatnonzero(empty.to_numpy())[0]) + 1}: column 'Model' is empty")
+    return out
+
+
 def read_published_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     """One published table, tidy: ``paper_model, strategy, dimension`` and the report's metric names.
 
@@ -106,36 +147,8 @@ def read_published_table(path: str | os.PathLike[str]) -> pd.DataFrame:
         the header).
     """
     path = Path(path)
-    try:
-        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except FileNotFoundError:
-        raise ValueError(f"{path}: published table not found") from None
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"{path}: empty file") from None
-    missing = [c for c in (*_KEY_COLUMNS, *PUBLISHED_METRICS) if c not in raw.columns]
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
-    if raw.empty:
-        raise ValueError(f"{path}: no data rows")
-    out = pd.DataFrame(
-        {
-            "paper_model": raw["Model"].str.strip(),
-            "strategy": raw["Prompt"].str.strip(),
-            "dimension": raw["Dim"].str.strip(),
-        }
-    )
-    for column, allowed in (("dimension", DIMENSIONS), ("strategy", STRATEGIES)):
-        bad = ~out[column].isin(allowed)
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            source = "Dim" if column == "dimension" else "Prompt"
-            raise ValueError(
-                f"{path}: data row {row + 1}: column '{source}' must be one of {', '.join(allowed)}, "
-                f"got {raw[source].iat[row]!r}"
-            )
-    empty = out["paper_model"] == ""
-    if empty.any():
-        raise ValueError(f"{path}: data row {int(np.flatnonzero(empty.to_numpy())[0]) + 1}: column 'Model' is empty")
+    raw = _read_raw_table(path)
+    out = _configuration_keys(raw, path)
     for source, column in PUBLISHED_METRICS.items():
         values = pd.to_numeric(raw[source].str.strip(), errors="coerce")
         bad = values.isna() | ~np.isfinite(values.to_numpy(dtype=float))
@@ -195,6 +208,18 @@ def published_grid_problems(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["paper_model", "strategy", "dimension", "problem"])
 
 
+def _with_mean_rows(long: pd.DataFrame) -> pd.DataFrame:
+    """``long`` with a ``mean`` row per (paper model, strategy), sorted by model, strategy, dimension."""
+    metrics = list(PUBLISHED_METRICS.values())
+    means = long.groupby(["published_as", "strategy"], sort=False)[metrics].mean().reset_index()
+    means["dimension"] = MEAN_DIMENSION
+    long = pd.concat([long, means], ignore_index=True)
+    rank = {d: i for i, d in enumerate([*DIMENSIONS, MEAN_DIMENSION])}
+    srank = {s: i for i, s in enumerate(STRATEGIES)}
+    long = long.assign(_d=long["dimension"].map(rank), _s=long["strategy"].map(srank))
+    return long.sort_values(["published_as", "_s", "_d"], kind="stable").drop(columns=["_d", "_s"])
+
+
 def published_report_rows(
     table: pd.DataFrame,
     columns: Sequence[str],
@@ -224,15 +249,7 @@ def published_report_rows(
         name; the ``mean`` row holds the mean of each metric over the three dimensions (unrounded).
     """
     mapped = dict(mapped or {})
-    metrics = list(PUBLISHED_METRICS.values())
-    long = table.rename(columns={"paper_model": "published_as"}).copy()
-    means = long.groupby(["published_as", "strategy"], sort=False)[metrics].mean().reset_index()
-    means["dimension"] = MEAN_DIMENSION
-    long = pd.concat([long, means], ignore_index=True)
-    rank = {d: i for i, d in enumerate([*DIMENSIONS, MEAN_DIMENSION])}
-    srank = {s: i for i, s in enumerate(STRATEGIES)}
-    long = long.assign(_d=long["dimension"].map(rank), _s=long["strategy"].map(srank))
-    long = long.sort_values(["published_as", "_s", "_d"], kind="stable").drop(columns=["_d", "_s"])
+    long = _with_mean_rows(table.rename(columns={"paper_model": "published_as"}).copy())
     long["model"] = PUBLISHED_PREFIX + long["published_as"]
     long["kind"] = KIND_PUBLISHED
     out = pd.DataFrame(index=range(len(long)))

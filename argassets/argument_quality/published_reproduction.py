@@ -179,6 +179,29 @@ def reproduction_summary(reproduction: pd.DataFrame) -> pd.DataFrame:
     return wide.merge(verdicts, on=keys)[columns]
 
 
+def _with_reproduction(
+    out: pd.DataFrame,
+    published: pd.DataFrame | None,
+    published_as: Mapping[str, str],
+    intervals: pd.DataFrame | None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``out`` with the reproduction summary columns (``reproduced``, metric counts), and the table."""
+    published_rows = (
+        published_report_rows(published, ["published_as", "strategy", "dimension", *PUBLISHED_METRICS.values()])
+        if published is not None
+        else pd.DataFrame(columns=["published_as", "strategy", "dimension", *PUBLISHED_METRICS.values()])
+    )
+    reproduction = reproduction_table(out, published_rows, published_as, intervals)
+    summary = reproduction_summary(reproduction).drop(columns="published_as")
+    out = out.merge(summary, on=["model", "strategy", "dimension"], how="left")
+    mapped = out["published_as"].notna()
+    out["reproduced"] = out["reproduced"].fillna("unknown").astype(object).where(mapped, None)
+    for column in ("metrics_reproduced", "metrics_compared"):
+        counts = pd.to_numeric(out[column], errors="coerce").fillna(0).astype(np.int64)
+        out[column] = pd.array([int(c) if m else pd.NA for c, m in zip(counts, mapped, strict=True)], dtype="Int64")
+    return out, reproduction
+
+
 def with_published(
     report: pd.DataFrame,
     published: pd.DataFrame | None,
@@ -219,19 +242,7 @@ def with_published(
     out["published_as"] = out["model"].map(dict(published_as)).astype("object")
     reproduction = pd.DataFrame()
     if reproduce:
-        published_rows = (
-            published_report_rows(published, ["published_as", "strategy", "dimension", *PUBLISHED_METRICS.values()])
-            if published is not None
-            else pd.DataFrame(columns=["published_as", "strategy", "dimension", *PUBLISHED_METRICS.values()])
-        )
-        reproduction = reproduction_table(out, published_rows, published_as, intervals)
-        summary = reproduction_summary(reproduction).drop(columns="published_as")
-        out = out.merge(summary, on=["model", "strategy", "dimension"], how="left")
-        mapped = out["published_as"].notna()
-        out["reproduced"] = out["reproduced"].fillna("unknown").astype(object).where(mapped, None)
-        for column in ("metrics_reproduced", "metrics_compared"):
-            counts = pd.to_numeric(out[column], errors="coerce").fillna(0).astype(np.int64)
-            out[column] = pd.array([int(c) if m else pd.NA for c, m in zip(counts, mapped, strict=True)], dtype="Int64")
+        out, reproduction = _with_reproduction(out, published, published_as, intervals)
     if published is not None and len(published):
         rows = published_report_rows(published, list(out.columns), {v: k for k, v in published_as.items()}, best=best)
         # Columns the paper does not give are left out of the concatenation and come back as NaN.

@@ -84,6 +84,19 @@ def synthetic_judgments(
         is_baseline, scope, p_a, p_b, p_tie`` (the probabilities null unless the judge has
         ``probabilities``).
     """
+    diff = _published_difference(experts, arguments)
+    rng = np.random.default_rng(seed)
+    frames = []
+    for judge in judges:
+        orders = ("ab", "ba") if judge.swapped else ("ab",)
+        for strategy in strategies:
+            for order in orders:
+                frames.append(_judged(experts, diff, judge, strategy, order, n_runs, rng))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _published_difference(experts: pd.DataFrame, arguments: pd.DataFrame) -> np.ndarray:
+    """Per comparison, the published z-score of argument A minus that of B (0 where unknown)."""
     scores = published_scores(arguments)
     key = ["dimension", *ITEM_COLUMNS]
     z = scores.set_index(key)["published_z"]
@@ -94,45 +107,48 @@ def synthetic_judgments(
         [experts["dimension"], experts["topic_id"], experts["discussion_id_b"], experts["argument_id_b"]]
     )
     diff = z.reindex(idx_a).to_numpy() - z.reindex(idx_b).to_numpy()
-    diff = np.nan_to_num(diff)
+    return np.nan_to_num(diff)
+
+
+def _judged(
+    experts: pd.DataFrame,
+    diff: np.ndarray,
+    judge: SyntheticJudge,
+    strategy: str,
+    order: str,
+    n_runs: int,
+    rng: np.random.Generator,
+) -> pd.DataFrame:
+    """Every run of one judge and strategy on every comparison, presented in ``order``."""
     m = len(experts)
-    rng = np.random.default_rng(seed)
     labels = np.array(LABELS, dtype=object)
-    frames = []
-    for judge in judges:
-        orders = ("ab", "ba") if judge.swapped else ("ab",)
-        for strategy in strategies:
-            for order in orders:
-                sign = 1.0 if order == "ab" else -1.0
-                # Difference as presented: first shown minus second shown.
-                mean = sign * diff + judge.first_bias
-                presented_diff = mean[:, None] + rng.normal(0.0, judge.noise, (m, n_runs))
-                probs = _label_probabilities(mean, judge) if judge.probabilities else np.full((m, 3), np.nan)
-                probs = probs if order == "ab" else probs[:, [1, 0, 2]]
-                code = np.where(presented_diff > judge.tie_band, 0, np.where(presented_diff < -judge.tie_band, 1, 2))
-                invalid = rng.random((m, n_runs)) < judge.invalid_rate
-                mapped = code if order == "ab" else np.where(code == 0, 1, np.where(code == 1, 0, 2))
-                presented_label = np.where(invalid, np.array(None, dtype=object), labels[code])
-                label = np.where(invalid, np.array(None, dtype=object), labels[mapped])
-                frames.append(
-                    pd.DataFrame(
-                        {
-                            "judge_model": judge.name,
-                            "comparison_id": np.repeat(experts["comparison_id"].to_numpy(), n_runs),
-                            "dimension": np.repeat(experts["dimension"].to_numpy(), n_runs),
-                            "strategy": strategy,
-                            "topic_id": np.repeat(experts["topic_id"].to_numpy(), n_runs),
-                            "order": order,
-                            "run": np.tile(np.arange(n_runs), m),
-                            "label": label.ravel(),
-                            "presented_label": presented_label.ravel(),
-                            "is_valid": ~invalid.ravel(),
-                            "is_baseline": judge.is_baseline,
-                            "scope": "full",
-                            "p_a": np.repeat(probs[:, 0], n_runs),
-                            "p_b": np.repeat(probs[:, 1], n_runs),
-                            "p_tie": np.repeat(probs[:, 2], n_runs),
-                        }
-                    )
-                )
-    return pd.concat(frames, ignore_index=True)
+    sign = 1.0 if order == "ab" else -1.0
+    # Difference as presented: first shown minus second shown.
+    mean = sign * diff + judge.first_bias
+    presented_diff = mean[:, None] + rng.normal(0.0, judge.noise, (m, n_runs))
+    probs = _label_probabilities(mean, judge) if judge.probabilities else np.full((m, 3), np.nan)
+    probs = probs if order == "ab" else probs[:, [1, 0, 2]]
+    code = np.where(presented_diff > judge.tie_band, 0, np.where(presented_diff < -judge.tie_band, 1, 2))
+    invalid = rng.random((m, n_runs)) < judge.invalid_rate
+    mapped = code if order == "ab" else np.where(code == 0, 1, np.where(code == 1, 0, 2))
+    presented_label = np.where(invalid, np.array(None, dtype=object), labels[code])
+    label = np.where(invalid, np.array(None, dtype=object), labels[mapped])
+    return pd.DataFrame(
+        {
+            "judge_model": judge.name,
+            "comparison_id": np.repeat(experts["comparison_id"].to_numpy(), n_runs),
+            "dimension": np.repeat(experts["dimension"].to_numpy(), n_runs),
+            "strategy": strategy,
+            "topic_id": np.repeat(experts["topic_id"].to_numpy(), n_runs),
+            "order": order,
+            "run": np.tile(np.arange(n_runs), m),
+            "label": label.ravel(),
+            "presented_label": presented_label.ravel(),
+            "is_valid": ~invalid.ravel(),
+            "is_baseline": judge.is_baseline,
+            "scope": "full",
+            "p_a": np.repeat(probs[:, 0], n_runs),
+            "p_b": np.repeat(probs[:, 1], n_runs),
+            "p_tie": np.repeat(probs[:, 2], n_runs),
+        }
+    )

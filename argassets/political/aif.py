@@ -78,6 +78,50 @@ def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
+def _parsed_nodes(path: Path, raw_nodes: list) -> dict[str, AIFNode]:
+    """The nodes by id; a node without id, of unknown type, or given twice differently is an error."""
+    nodes: dict[str, AIFNode] = {}
+    for index, raw in enumerate(raw_nodes):
+        if not isinstance(raw, Mapping) or raw.get("nodeID") in (None, ""):
+            raise AIFError(path, f"node #{index} has no nodeID")
+        node_id = str(raw["nodeID"])
+        node_type = _text(raw.get("type"))
+        if node_type not in NODE_TYPES:
+            raise AIFError(path, f"node {node_id} has unknown type {node_type!r} (expected one of {NODE_TYPES})")
+        node = AIFNode(
+            node_id=node_id,
+            node_type=node_type,
+            text=_text(raw.get("text")),
+            timestamp=_text(raw.get("timestamp")),
+            scheme=_text(raw.get("scheme")),
+        )
+        if node_id in nodes:
+            if nodes[node_id] != node:
+                raise AIFError(path, f"duplicate node id {node_id} with different content")
+            continue
+        nodes[node_id] = node
+    return nodes
+
+
+def _parsed_edges(path: Path, raw_edges: list, nodes: dict[str, AIFNode]) -> list[tuple[str, str, str]]:
+    """``(edge id, source, target)`` of each distinct edge; an edge to an unknown node is an error."""
+    edges: list[tuple[str, str, str]] = []
+    seen_edges: set[tuple[str, str]] = set()
+    for index, raw in enumerate(raw_edges):
+        if not isinstance(raw, Mapping) or raw.get("fromID") in (None, "") or raw.get("toID") in (None, ""):
+            raise AIFError(path, f"edge #{index} lacks fromID/toID")
+        edge_id = _text(raw.get("edgeID")) or f"#{index}"
+        source, target = str(raw["fromID"]), str(raw["toID"])
+        for end in (source, target):
+            if end not in nodes:
+                raise AIFError(path, f"edge {edge_id} refers to unknown node {end}")
+        if (source, target) in seen_edges:
+            continue
+        seen_edges.add((source, target))
+        edges.append((edge_id, source, target))
+    return edges
+
+
 def parse_nodeset(path: str | Path, data: Mapping | None = None) -> AIFNodeset:
     """Parse one AIF nodeset file (plain or ``{"AIF": ...}``-wrapped).
 
@@ -106,40 +150,8 @@ def parse_nodeset(path: str | Path, data: Mapping | None = None) -> AIFNodeset:
         or not isinstance(data.get("edges"), list)
     ):
         raise AIFError(path, "expected an object with 'nodes' and 'edges' lists (optionally inside 'AIF')")
-    nodes: dict[str, AIFNode] = {}
-    for index, raw in enumerate(data["nodes"]):
-        if not isinstance(raw, Mapping) or raw.get("nodeID") in (None, ""):
-            raise AIFError(path, f"node #{index} has no nodeID")
-        node_id = str(raw["nodeID"])
-        node_type = _text(raw.get("type"))
-        if node_type not in NODE_TYPES:
-            raise AIFError(path, f"node {node_id} has unknown type {node_type!r} (expected one of {NODE_TYPES})")
-        node = AIFNode(
-            node_id=node_id,
-            node_type=node_type,
-            text=_text(raw.get("text")),
-            timestamp=_text(raw.get("timestamp")),
-            scheme=_text(raw.get("scheme")),
-        )
-        if node_id in nodes:
-            if nodes[node_id] != node:
-                raise AIFError(path, f"duplicate node id {node_id} with different content")
-            continue
-        nodes[node_id] = node
-    edges: list[tuple[str, str, str]] = []
-    seen_edges: set[tuple[str, str]] = set()
-    for index, raw in enumerate(data["edges"]):
-        if not isinstance(raw, Mapping) or raw.get("fromID") in (None, "") or raw.get("toID") in (None, ""):
-            raise AIFError(path, f"edge #{index} lacks fromID/toID")
-        edge_id = _text(raw.get("edgeID")) or f"#{index}"
-        source, target = str(raw["fromID"]), str(raw["toID"])
-        for end in (source, target):
-            if end not in nodes:
-                raise AIFError(path, f"edge {edge_id} refers to unknown node {end}")
-        if (source, target) in seen_edges:
-            continue
-        seen_edges.add((source, target))
-        edges.append((edge_id, source, target))
+    nodes = _parsed_nodes(path, data["nodes"])
+    edges = _parsed_edges(path, data["edges"], nodes)
     return AIFNodeset(
         name=path.stem,
         path=str(path),

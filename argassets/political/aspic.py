@@ -123,6 +123,61 @@ class ConstructionReport:
     circular_skipped: int = 0  # combinations dropped because they would be circular
 
 
+def _rule_arguments(
+    rule: Rule,
+    by_conclusion: dict[str, list[Argument]],
+    depth: int,
+    max_per_rule: int,
+    built: dict[str, set[tuple[str, ...]]],
+    made_per_rule: dict[str, int],
+    truncated: set[str],
+    report: ConstructionReport,
+) -> list[Argument]:
+    """The new arguments of ``depth`` that apply ``rule`` (updating the construction's bookkeeping)."""
+    new: list[Argument] = []
+    pools = [by_conclusion.get(a, []) for a in rule.antecedents]
+    if any(not pool for pool in pools):
+        return new
+    for combo in itertools.product(*pools):
+        if max(c.depth for c in combo) != depth - 1:
+            continue  # built in an earlier round, or needs deeper sub-arguments
+        key = tuple(c.argument_id for c in combo)
+        if key in built[rule.rule_id]:
+            continue
+        conclusions = frozenset().union(*(c.conclusions for c in combo))
+        if rule.consequent in conclusions:
+            report.circular_skipped += 1
+            continue
+        if made_per_rule[rule.rule_id] >= max_per_rule:
+            truncated.add(rule.rule_id)
+            break
+        built[rule.rule_id].add(key)
+        made_per_rule[rule.rule_id] += 1
+        n = made_per_rule[rule.rule_id]
+        new.append(
+            Argument(
+                f"R{rule.rule_id}" + ("" if n == 1 else f"#{n}"),
+                rule.consequent,
+                rule.rule_id,
+                key,
+                frozenset().union(*(c.premises for c in combo)),
+                conclusions | {rule.consequent},
+                frozenset().union(*(c.rule_conclusions for c in combo)) | {rule.consequent},
+                depth,
+            )
+        )
+    return new
+
+
+def _another_round_would_add(theory: ArgumentationTheory, by_conclusion: dict[str, list[Argument]], depth: int) -> bool:
+    """Whether some rule has every antecedent argued and one of them argued at ``depth``."""
+    return any(
+        all(by_conclusion.get(x) for x in r.antecedents)
+        and any(any(c.depth == depth for c in by_conclusion[x]) for x in r.antecedents)
+        for r in theory.rules
+    )
+
+
 def build_arguments(
     theory: ArgumentationTheory, max_depth: int = DEFAULT_MAX_DEPTH, max_per_rule: int = DEFAULT_MAX_PER_RULE
 ) -> tuple[list[Argument], ConstructionReport]:
@@ -143,37 +198,7 @@ def build_arguments(
     for depth in range(1, max_depth + 1):
         new: list[Argument] = []
         for rule in theory.rules:
-            pools = [by_conclusion.get(a, []) for a in rule.antecedents]
-            if any(not pool for pool in pools):
-                continue
-            for combo in itertools.product(*pools):
-                if max(c.depth for c in combo) != depth - 1:
-                    continue  # built in an earlier round, or needs deeper sub-arguments
-                key = tuple(c.argument_id for c in combo)
-                if key in built[rule.rule_id]:
-                    continue
-                conclusions = frozenset().union(*(c.conclusions for c in combo))
-                if rule.consequent in conclusions:
-                    report.circular_skipped += 1
-                    continue
-                if made_per_rule[rule.rule_id] >= max_per_rule:
-                    truncated.add(rule.rule_id)
-                    break
-                built[rule.rule_id].add(key)
-                made_per_rule[rule.rule_id] += 1
-                n = made_per_rule[rule.rule_id]
-                new.append(
-                    Argument(
-                        f"R{rule.rule_id}" + ("" if n == 1 else f"#{n}"),
-                        rule.consequent,
-                        rule.rule_id,
-                        key,
-                        frozenset().union(*(c.premises for c in combo)),
-                        conclusions | {rule.consequent},
-                        frozenset().union(*(c.rule_conclusions for c in combo)) | {rule.consequent},
-                        depth,
-                    )
-                )
+            new += _rule_arguments(rule, by_conclusion, depth, max_per_rule, built, made_per_rule, truncated, report)
         report.rounds = depth
         if not new:
             break
@@ -182,11 +207,7 @@ def build_arguments(
             by_conclusion[a.conclusion].append(a)
         if depth == max_depth:
             # would another round add arguments? then the depth limit cut construction short
-            report.depth_limit_hit = any(
-                all(by_conclusion.get(x) for x in r.antecedents)
-                and any(any(c.depth == depth for c in by_conclusion[x]) for x in r.antecedents)
-                for r in theory.rules
-            )
+            report.depth_limit_hit = _another_round_would_add(theory, by_conclusion, depth)
     report.arguments = len(args)
     report.rule_arguments = len(args) - report.premise_arguments
     report.rules_truncated = sorted(truncated, key=_key)

@@ -17,7 +17,7 @@ from typing import Any
 
 from argassets.platform.operations import remedies
 from argassets.platform.study import Studies
-from argassets.political.neo4j_export import RELATIONSHIP_TYPES
+from argassets.political.neo4j_graph import RELATIONSHIP_TYPES
 from argassets.political.retrieval.api import Retriever, debate, persona
 from argassets.political.retrieval.query import (
     METHODS,
@@ -98,17 +98,17 @@ def open_retriever(args: argparse.Namespace) -> Iterator[Retriever]:
         # the query is embedded in the dtype the store's embeddings were computed in
         yield Retriever(store, load_embedding_model(args.model_dir, dtype=dtype_of(store_model)), store_model)
         return
-    from argassets.political import neo4j_export as nx
+    from argassets.political import neo4j_graph as ng
     from argassets.political.retrieval.neo4j_store import Neo4jStore
 
     env = os.environ
-    settings = nx.Neo4jSettings(
+    settings = ng.Neo4jSettings(
         env.get("NEO4J_URI", "bolt://localhost:7687"),
         env.get("NEO4J_USER", "neo4j"),
         env.get("NEO4J_PASSWORD", ""),
         env.get("NEO4J_DATABASE", "neo4j"),
     )
-    driver = nx.connect(settings)
+    driver = ng.connect(settings)
     try:
         neo4j = Neo4jStore(driver, settings.database, exact=args.exact)
         stored = neo4j.embedding_model()

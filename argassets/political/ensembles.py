@@ -31,6 +31,26 @@ class EnsembleMember:
     in_e3: bool
 
 
+def _model_totals(stats: pd.DataFrame) -> dict[str, tuple[int, int, int]]:
+    """``(n_scores, n_na, n_invalid)`` per model over its rows of ``stats``."""
+    if stats.empty:
+        return {}
+    lengths = count_scores(stats["scores"])
+    grouped = (
+        pd.DataFrame(
+            {
+                "system": stats["system"],
+                "n_scores": lengths,
+                "na": stats["na_count"],
+                "invalid": stats["invalid_count"],
+            }
+        )
+        .groupby("system")[["n_scores", "na", "invalid"]]
+        .sum()
+    )
+    return {name: (int(r.n_scores), int(r.na), int(r.invalid)) for name, r in grouped.iterrows()}
+
+
 def ensemble_membership(
     stats: pd.DataFrame,
     reasoning: Mapping[str, bool],
@@ -67,23 +87,7 @@ def ensemble_membership(
     """
     excluded = dict(excluded or {})
     members = []
-    if not stats.empty:
-        lengths = count_scores(stats["scores"])
-        grouped = (
-            pd.DataFrame(
-                {
-                    "system": stats["system"],
-                    "n_scores": lengths,
-                    "na": stats["na_count"],
-                    "invalid": stats["invalid_count"],
-                }
-            )
-            .groupby("system")[["n_scores", "na", "invalid"]]
-            .sum()
-        )
-        totals = {name: (int(r.n_scores), int(r.na), int(r.invalid)) for name, r in grouped.iterrows()}
-    else:
-        totals = {}
+    totals = _model_totals(stats)
     overridden = {name for name in (counts or {}) if name in totals}
     for name in overridden:
         value = (counts or {})[name]

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from argassets.political.published import _parse_int_list
+from argassets.political.published import parse_int_list
 
 _ARRAY_SUFFIX = "_political_position_array"
 
@@ -189,7 +189,7 @@ def _published_scores(sample: pd.DataFrame, sample_path: Path) -> pd.DataFrame:
         if na_column not in sample.columns:
             raise ValueError(f"{sample_path}: {prefix}{_ARRAY_SUFFIX} has no {na_column}")
         for meta_id, text, na in zip(sample["meta_id"], sample[prefix + _ARRAY_SUFFIX], sample[na_column], strict=True):
-            rows.append((prefix, meta_id, _parse_int_list(text, f"{sample_path}: item {meta_id!r}, {prefix}"), int(na)))
+            rows.append((prefix, meta_id, parse_int_list(text, f"{sample_path}: item {meta_id!r}, {prefix}"), int(na)))
     return pd.DataFrame(rows, columns=["prefix", "meta_id", "scores", "na_count"])
 
 

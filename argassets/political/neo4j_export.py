@@ -1,6 +1,7 @@
 """Export of the political knowledge base to Neo4j with the official driver.
 
-Plain functions, no Dagster. Readers never see a mixed graph, and one export runs at a time:
+Plain functions, no Dagster. Readers never see a mixed graph, and one export runs at a time (the
+lease is :mod:`argassets.political.neo4j_lock`, the connection and counts :mod:`argassets.political.neo4j_graph`):
 
 1. **Lock.** The export takes a lease held in the database itself (node ``KbExport {name:
    'political_kb'}``: ``lock_holder``, ``lock_expires_ms``), acquired in a write transaction, so
@@ -35,104 +36,33 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
-from neo4j import Driver, GraphDatabase
-from neo4j.exceptions import AuthError, ConfigurationError, Neo4jError, ServiceUnavailable
+from neo4j import Driver
 
-from argassets.platform.secrets import redact
+from argassets.political.neo4j_graph import (
+    ARGUMENT_KEY,
+    ARGUMENT_LABEL,
+    EXPORT_STAMP,
+    RELATIONSHIP_TYPES,
+    RETIRED_LABEL,
+    STAGING_LABEL,
+    STAT_COLUMNS,
+    STATE_LABEL,
+    STATE_NAME,
+    Neo4jExportError,
+    ensure_constraints,
+    expected_counts,
+)
+from argassets.political.neo4j_lock import (
+    DEFAULT_LEASE_S,
+    DEFAULT_LOCK_WAIT_S,
+    LeaseLostError,
+    acquire_lock,
+    now_ms,
+    release_lock,
+    renew_lock,
+)
 
-ARGUMENT_LABEL = "Argument"
-ARGUMENT_KEY = "argument_id"
-RELATIONSHIP_TYPES = ("SUPPORTS", "ATTACKS", "IS_A_REPHRASE_OF", "TRANSITIONS_TO")
-#: Statistic columns of ``political_model_stats`` / ``political_ensembles`` exported per system.
-STAT_COLUMNS = ("mean", "var", "std", "na_count", "prob_na")
-CONSTRAINT_NAME = "argument_id_unique"
-STAGING_LABEL = "ArgumentStaging"
-RETIRED_LABEL = "ArgumentRetired"
-STATE_LABEL = "KbExport"
-STATE_NAME = "political_kb"
-STAGING_CONSTRAINT_NAME = "argument_staging_key"
-STATE_CONSTRAINT_NAME = "kb_export_name_unique"
 DEFAULT_BATCH_SIZE = 10000
-#: Property that every node and relationship written by one export carries (its export stamp).
-EXPORT_STAMP = "kb_export"
-#: How long a lease lasts without renewal (each batch renews it).
-DEFAULT_LEASE_S = 120.0
-#: How long an export waits for another one to finish before it gives up.
-DEFAULT_LOCK_WAIT_S = 900.0
-
-
-class Neo4jExportError(RuntimeError):
-    """The export could not run (server unreachable, credentials rejected, bad settings)."""
-
-
-@dataclass(frozen=True)
-class Neo4jSettings:
-    """Where to connect. ``password`` is excluded from ``repr`` so it never reaches a log line."""
-
-    uri: str
-    user: str
-    password: str = field(repr=False)
-    database: str = "neo4j"
-
-    def describe(self) -> dict[str, str]:
-        """The settings that are safe to show (no password)."""
-        return {"uri": redact(self.uri), "user": self.user, "database": self.database}
-
-
-def connect(settings: Neo4jSettings, timeout_s: float = 10.0) -> Driver:
-    """A driver whose connectivity and credentials have been verified.
-
-    Raises
-    ------
-    Neo4jExportError
-        With a message that names the URI, user and database (never the password) and says which
-        of: unreachable server, rejected credentials, malformed settings.
-    """
-    where = f"{redact(settings.uri)} (user {settings.user!r}, database {settings.database!r})"
-    try:
-        driver = GraphDatabase.driver(
-            settings.uri,
-            auth=(settings.user, settings.password),
-            connection_timeout=timeout_s,
-            connection_acquisition_timeout=timeout_s,
-            max_transaction_retry_time=timeout_s,
-        )
-    except (ConfigurationError, ValueError) as exc:
-        raise Neo4jExportError(f"invalid Neo4j settings for {where}: {redact(str(exc))}; check NEO4J_URI") from None
-    try:
-        driver.verify_connectivity()
-        driver.execute_query("RETURN 1", database_=settings.database)
-    except AuthError:
-        driver.close()
-        raise Neo4jExportError(
-            f"Neo4j at {redact(settings.uri)} rejected the credentials of user {settings.user!r}; check NEO4J_USER and NEO4J_PASSWORD"
-        ) from None
-    except ServiceUnavailable as exc:
-        driver.close()
-        raise Neo4jExportError(
-            f"cannot reach Neo4j at {where}: {redact(str(exc))}; is the server running? check NEO4J_URI"
-        ) from None
-    except Neo4jError as exc:
-        driver.close()
-        raise Neo4jExportError(
-            f"Neo4j at {where} refused the session: {exc.code}: {exc.message}; check NEO4J_DATABASE"
-        ) from None
-    except OSError as exc:
-        driver.close()
-        raise Neo4jExportError(f"cannot reach Neo4j at {where}: {redact(str(exc))}") from None
-    return driver
-
-
-def ensure_constraints(driver: Driver, database: str) -> None:
-    """Unique ``Argument.argument_id`` (the index every reader uses), unique ``(argument_id,
-    kb_export)`` of staged nodes (the index every staged MERGE/MATCH uses), unique ``KbExport.name``."""
-    for query in (
-        f"CREATE CONSTRAINT {CONSTRAINT_NAME} IF NOT EXISTS FOR (a:{ARGUMENT_LABEL}) REQUIRE a.{ARGUMENT_KEY} IS UNIQUE",
-        f"CREATE CONSTRAINT {STAGING_CONSTRAINT_NAME} IF NOT EXISTS FOR (a:{STAGING_LABEL}) "
-        f"REQUIRE (a.{ARGUMENT_KEY}, a.{EXPORT_STAMP}) IS UNIQUE",
-        f"CREATE CONSTRAINT {STATE_CONSTRAINT_NAME} IF NOT EXISTS FOR (k:{STATE_LABEL}) REQUIRE k.name IS UNIQUE",
-    ):
-        driver.execute_query(query, database_=database)
 
 
 def system_property_prefix(system: str) -> str:
@@ -256,14 +186,6 @@ class ExportHooks:
 NO_HOOKS = ExportHooks()
 
 
-class ExportLockedError(Neo4jExportError):
-    """Another export holds the lease and did not release it in time."""
-
-
-class LeaseLostError(Neo4jExportError):
-    """This export's lease expired and another export took it: nothing is switched."""
-
-
 class CountsMismatchError(Neo4jExportError):
     """The staged graph's counts differ from the tables: nothing is switched."""
 
@@ -273,108 +195,6 @@ def new_stamp() -> str:
     return (
         f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     )
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-# Each query first writes the KbExport node (``lock_touched_ms``), which takes its exclusive lock,
-# and only then reads the lease: a read before the lock could see a lease as free that another
-# transaction is taking at that moment (Neo4j's documented lost-update pattern).
-ACQUIRE_QUERY = (
-    f"MERGE (k:{STATE_LABEL} {{name: $name}}) "
-    f"SET k.lock_touched_ms = $now "
-    f"WITH k, (k.lock_holder IS NULL OR k.lock_expires_ms < $now) AS free "
-    f"SET k.lock_holder = CASE WHEN free THEN $holder ELSE k.lock_holder END, "
-    f"k.lock_expires_ms = CASE WHEN free THEN $now + $lease_ms ELSE k.lock_expires_ms END, "
-    f"k.lock_since = CASE WHEN free THEN $now ELSE k.lock_since END "
-    f"RETURN k.lock_holder AS holder, k.lock_expires_ms AS expires, k.lock_since AS since, free"
-)
-RENEW_QUERY = (
-    f"MATCH (k:{STATE_LABEL} {{name: $name}}) SET k.lock_touched_ms = $now "
-    f"WITH k WHERE k.lock_holder = $holder "
-    f"SET k.lock_expires_ms = $now + $lease_ms RETURN count(k) AS n"
-)
-RELEASE_QUERY = (
-    f"MATCH (k:{STATE_LABEL} {{name: $name}}) SET k.lock_touched_ms = $now "
-    f"WITH k WHERE k.lock_holder = $holder "
-    f"REMOVE k.lock_holder, k.lock_expires_ms, k.lock_since RETURN count(k) AS n"
-)
-
-
-def acquire_lock(
-    driver: Driver,
-    database: str,
-    holder: str,
-    lease_s: float = DEFAULT_LEASE_S,
-    wait_s: float = DEFAULT_LOCK_WAIT_S,
-    poll_s: float = 0.5,
-    log: Callable[[str], None] | None = None,
-) -> float:
-    """Take the export lease (waiting up to ``wait_s`` for another holder); returns the seconds waited.
-
-    The ``MERGE`` on the uniquely constrained ``KbExport`` node write-locks it, so two acquiring
-    transactions serialise and exactly one sees the lease free.
-
-    Raises
-    ------
-    ExportLockedError
-        Another export still holds an unexpired lease after ``wait_s`` (names it and since when).
-    """
-    started = time.monotonic()
-    announced = False
-    while True:
-        records, _, _ = driver.execute_query(
-            ACQUIRE_QUERY,
-            name=STATE_NAME,
-            holder=holder,
-            now=_now_ms(),
-            lease_ms=int(lease_s * 1000),
-            database_=database,
-        )
-        record = records[0]
-        if record["holder"] == holder:
-            return time.monotonic() - started
-        waited = time.monotonic() - started
-        if waited >= wait_s:
-            since = (
-                time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(record["since"] / 1000)) if record["since"] else "?"
-            )
-            raise ExportLockedError(
-                f"another Neo4j export ({record['holder']}, since {since}) holds the lock of the knowledge base; "
-                f"waited {waited:.0f} s. It expires {max(0, record['expires'] - _now_ms()) / 1000:.0f} s from now "
-                "if its holder is gone"
-            )
-        if log is not None and not announced:
-            log(f"neo4j export: waiting for the export {record['holder']} to finish")
-            announced = True
-        time.sleep(poll_s)
-
-
-def renew_lock(driver: Driver, database: str, holder: str, lease_s: float = DEFAULT_LEASE_S) -> None:
-    """Extend the lease; raises :class:`LeaseLostError` when it is no longer this holder's."""
-    records, _, _ = driver.execute_query(
-        RENEW_QUERY, name=STATE_NAME, holder=holder, now=_now_ms(), lease_ms=int(lease_s * 1000), database_=database
-    )
-    if not records or records[0]["n"] != 1:
-        raise LeaseLostError(f"export {holder} lost its lease of the knowledge base (expired and taken over)")
-
-
-def release_lock(driver: Driver, database: str, holder: str) -> bool:
-    """Give the lease back (a no-op when it is no longer this holder's); True when released."""
-    records, _, _ = driver.execute_query(
-        RELEASE_QUERY, name=STATE_NAME, holder=holder, now=_now_ms(), database_=database
-    )
-    return bool(records and records[0]["n"] == 1)
-
-
-def lock_state(driver: Driver, database: str) -> dict[str, object]:
-    """The ``KbExport`` node's properties (``live_stamp``, lock fields), or ``{}``."""
-    records, _, _ = driver.execute_query(
-        f"MATCH (k:{STATE_LABEL} {{name: $name}}) RETURN properties(k) AS p", name=STATE_NAME, database_=database
-    )
-    return dict(records[0]["p"]) if records else {}
 
 
 def _delete_in_batches(driver: Driver, database: str, label: str, batch_size: int) -> int:
@@ -417,7 +237,7 @@ def _switch(tx, holder: str, stamp: str) -> tuple[int, int]:
     owner = tx.run(
         f"MATCH (k:{STATE_LABEL} {{name: $name}}) SET k.lock_touched_ms = $now RETURN k.lock_holder AS holder",
         name=STATE_NAME,
-        now=_now_ms(),
+        now=now_ms(),
     ).single()
     if owner is None or owner["holder"] != holder:
         raise LeaseLostError(f"export {holder} lost its lease before the switch: nothing switched")
@@ -433,7 +253,7 @@ def _switch(tx, holder: str, stamp: str) -> tuple[int, int]:
         f"MATCH (k:{STATE_LABEL} {{name: $name}}) SET k.live_stamp = $stamp, k.switched_ms = $now",
         name=STATE_NAME,
         stamp=stamp,
-        now=_now_ms(),
+        now=now_ms(),
     ).consume()
     return int(retired), int(promoted)
 
@@ -580,45 +400,3 @@ def _retired_relationships(driver: Driver, database: str) -> int:
         database_=database,
     )
     return int(records[0]["n"]) if records else 0
-
-
-def graph_counts(driver: Driver, database: str) -> dict[str, int]:
-    """``{"Argument": n, "SUPPORTS": n, ...}`` as the graph holds them now."""
-    counts: dict[str, int] = {}
-    records, _, _ = driver.execute_query(f"MATCH (a:{ARGUMENT_LABEL}) RETURN count(a) AS n", database_=database)
-    counts[ARGUMENT_LABEL] = int(records[0]["n"])
-    records, _, _ = driver.execute_query(
-        f"MATCH (:{ARGUMENT_LABEL})-[r]->(:{ARGUMENT_LABEL}) WHERE type(r) IN $types RETURN type(r) AS type, count(r) AS n",
-        types=list(RELATIONSHIP_TYPES),
-        database_=database,
-    )
-    found = {r["type"]: int(r["n"]) for r in records}
-    for relationship_type in RELATIONSHIP_TYPES:
-        counts[relationship_type] = found.get(relationship_type, 0)
-    return counts
-
-
-def expected_counts(arguments: pd.DataFrame, relations: pd.DataFrame) -> dict[str, int]:
-    """The counts :func:`graph_counts` must return after exporting these tables."""
-    counts = {ARGUMENT_LABEL: int(len(arguments))}
-    for relationship_type in RELATIONSHIP_TYPES:
-        counts[relationship_type] = int((relations["relation"] == relationship_type).sum())
-    return counts
-
-
-def constraint_names(driver: Driver, database: str) -> list[str]:
-    records, _, _ = driver.execute_query("SHOW CONSTRAINTS YIELD name RETURN name", database_=database)
-    return sorted(r["name"] for r in records)
-
-
-def clear_graph(driver: Driver, database: str, batch_size: int = 10000) -> None:
-    """Delete every node and relationship and drop every constraint (tests and benchmarks only)."""
-    while True:
-        records, _, _ = driver.execute_query(
-            "MATCH (n) WITH n LIMIT $limit DETACH DELETE n RETURN count(*) AS n", limit=batch_size, database_=database
-        )
-        if not records or records[0]["n"] == 0:
-            break
-    for name in constraint_names(driver, database):
-        # constraint names come from the server itself, never from user input
-        driver.execute_query(f"DROP CONSTRAINT `{name.replace('`', '')}` IF EXISTS", database_=database)

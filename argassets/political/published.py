@@ -71,7 +71,7 @@ def published_argument_id(node_id: int) -> str:
     return f"{PUBLISHED_ID_PREFIX}{int(node_id)}"
 
 
-def _parse_int_list(text: str, where: str) -> list[int]:
+def parse_int_list(text: str, where: str) -> list[int]:
     try:
         value = json.loads(text)
     except (TypeError, ValueError):
@@ -118,9 +118,9 @@ def read_published_tsv(path: str | Path, expected_node_ids: range | None = PUBLI
     header = [name.strip() for name in lines[0].split("\t")]
     if tuple(header) != PUBLISHED_TSV_COLUMNS:
         raise ValueError(f"{path}: line 1: expected columns {list(PUBLISHED_TSV_COLUMNS)}, found {header}")
-    frame = _parse_rows_columnwise(lines[1:])
+    frame = parse_rows_columnwise(lines[1:])
     if frame is None:
-        frame = _parse_rows_by_line(path, lines[1:])
+        frame = parse_rows_by_line(path, lines[1:])
     if expected_node_ids is not None:
         try:
             check_node_ids(frame["node_id"], path, expected_node_ids)
@@ -140,7 +140,7 @@ _INT_LIST = rf"\[ *(?:{_JSON_INT} *(?:, *{_JSON_INT} *)*)?\]"
 _FIELD_PATTERNS = (_UNSIGNED, _INT_LIST, _FLOAT, _FLOAT, _FLOAT, _UNSIGNED, _FLOAT)
 
 
-def _parse_rows_columnwise(lines: list[str]) -> pd.DataFrame | None:
+def parse_rows_columnwise(lines: list[str]) -> pd.DataFrame | None:
     """The data lines of a well-formed file as the frame of :func:`read_published_tsv` (unsorted),
     or ``None`` when a line is not one the line-by-line reader reads to the same values, or a
     ``nodeID`` repeats (so that reader names the line)."""
@@ -187,7 +187,7 @@ def _typed_columns(columns: list[pa.Array]) -> pd.DataFrame | None:
     )
 
 
-def _parse_rows_by_line(path: Path, lines: list[str]) -> pd.DataFrame:
+def parse_rows_by_line(path: Path, lines: list[str]) -> pd.DataFrame:
     """The data lines parsed one by one (unsorted); the first malformed line raises, naming it."""
     rows = []
     seen: set[int] = set()
@@ -208,7 +208,7 @@ def _parse_rows_by_line(path: Path, lines: list[str]) -> pd.DataFrame:
         if node_id in seen:
             raise ValueError(f"{where}: nodeID {node_id} occurs twice")
         seen.add(node_id)
-        scores = _parse_int_list(fields[1], where)
+        scores = parse_int_list(fields[1], where)
         if na_count < 0:
             raise ValueError(f"{where}: negative NA_count {na_count}")
         rows.append((node_id, scores, mean, var, std, na_count, prob_na))
@@ -234,6 +234,21 @@ def _keyed_by_argument(
         argument_ids = keyed["argument_id"].astype(str).to_numpy(dtype=object)
         return keyed, argument_ids
     return published, np.array([published_argument_id(n) for n in published["node_id"]], dtype=object)
+
+
+def _answer_counts(published: pd.DataFrame, judge_model: str, n_repetitions: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scores and NA answers per row; more of them than ``n_repetitions`` is an error naming the nodeID."""
+    n_scores = published["scores"].map(len).to_numpy(dtype=np.int64)
+    na_counts = published["na_count"].to_numpy(dtype=np.int64)
+    too_many = np.flatnonzero(n_scores + na_counts > n_repetitions)
+    if len(too_many):
+        first = too_many[0]
+        raise ValueError(
+            f"published predictions of '{judge_model}': nodeID {published['node_id'].iloc[first]} has "
+            f"{n_scores[first]} scores and {published['na_count'].iloc[first]} NA answers, more than "
+            f"{n_repetitions} repetitions"
+        )
+    return n_scores, na_counts
 
 
 def published_tsv_to_predictions(
@@ -280,16 +295,7 @@ def published_tsv_to_predictions(
     """
     published, argument_ids = _keyed_by_argument(published, judge_model, argument_rows)
     # Every row becomes exactly n_repetitions answers: its scores, its NAs, then missing ones.
-    n_scores = published["scores"].map(len).to_numpy(dtype=np.int64)
-    na_counts = published["na_count"].to_numpy(dtype=np.int64)
-    too_many = np.flatnonzero(n_scores + na_counts > n_repetitions)
-    if len(too_many):
-        first = too_many[0]
-        raise ValueError(
-            f"published predictions of '{judge_model}': nodeID {published['node_id'].iloc[first]} has "
-            f"{n_scores[first]} scores and {published['na_count'].iloc[first]} NA answers, more than "
-            f"{n_repetitions} repetitions"
-        )
+    n_scores, na_counts = _answer_counts(published, judge_model, n_repetitions)
     return pd.DataFrame(
         {
             "judge_model": judge_model,

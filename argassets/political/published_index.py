@@ -33,6 +33,7 @@ import json
 import lzma
 from collections import defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -145,6 +146,54 @@ def _prompt_keys(arguments: pd.DataFrame) -> list[tuple[str, str]]:
     ]
 
 
+@dataclass
+class _KbTexts:
+    """The KB arguments by prompt text (exact and normalised), and how many share each text."""
+
+    exact: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
+    normal: dict[tuple[str, str], list[str]] = field(default_factory=lambda: defaultdict(list))
+    by_proposition: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    by_locution: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+    @classmethod
+    def of(cls, arguments: pd.DataFrame) -> _KbTexts:
+        missing = {"argument_id", "proposition", "locution"} - set(arguments.columns)
+        if missing:
+            raise ValueError(f"political_kb_arguments lacks column(s) {sorted(missing)}")
+        texts = cls()
+        ids = arguments["argument_id"].astype(str).tolist()
+        for argument_id, (proposition, locution) in zip(ids, _prompt_keys(arguments), strict=True):
+            texts.exact[(proposition, locution)].append(argument_id)
+            texts.normal[(normalise_text(proposition), normalise_text(locution))].append(argument_id)
+            texts.by_proposition[normalise_text(proposition)] += 1
+            texts.by_locution[normalise_text(locution)] += 1
+        return texts
+
+
+def _released_matches(released: pd.DataFrame, kb: _KbTexts) -> list[tuple[str | None, str, int, tuple]]:
+    """Per released row: ``(first argument, how, candidates, group key)``, or why it is unmatched."""
+    matched: list[tuple[str | None, str, int, tuple]] = []
+    for proposition, locution in zip(released["proposition"], released["locution"], strict=True):
+        found = kb.exact.get((proposition, locution))
+        if found:
+            matched.append((found[0], "exact", len(found), ("exact", proposition, locution)))
+            continue
+        key = (normalise_text(proposition), normalise_text(locution))
+        found = kb.normal.get(key)
+        if found:
+            matched.append((found[0], "normalised", len(found), ("normalised",) + key))
+            continue
+        n_prop, n_loc = kb.by_proposition.get(key[0], 0), kb.by_locution.get(key[1], 0)
+        if n_prop:
+            reason = f"the proposition is in the KB ({n_prop} arguments), with another locution"
+        elif n_loc:
+            reason = f"the locution is in the KB ({n_loc} arguments), with another proposition"
+        else:
+            reason = "neither the proposition nor the locution is in the KB"
+        matched.append((None, "unmatched", 0, ("unmatched", reason)))
+    return matched
+
+
 def build_published_index(arguments: pd.DataFrame, released: pd.DataFrame) -> pd.DataFrame:
     """Map every released row to the KB arguments that received its prompt.
 
@@ -165,40 +214,7 @@ def build_published_index(arguments: pd.DataFrame, released: pd.DataFrame) -> pd
         ``representative_node_id``, ``reason`` (why unmatched, or which row stands for a repeat),
         and the texts as sent.
     """
-    missing = {"argument_id", "proposition", "locution"} - set(arguments.columns)
-    if missing:
-        raise ValueError(f"political_kb_arguments lacks column(s) {sorted(missing)}")
-    ids = arguments["argument_id"].astype(str).tolist()
-    exact: dict[tuple[str, str], list[str]] = defaultdict(list)
-    normal: dict[tuple[str, str], list[str]] = defaultdict(list)
-    by_proposition: dict[str, int] = defaultdict(int)
-    by_locution: dict[str, int] = defaultdict(int)
-    for argument_id, (proposition, locution) in zip(ids, _prompt_keys(arguments), strict=True):
-        exact[(proposition, locution)].append(argument_id)
-        normal[(normalise_text(proposition), normalise_text(locution))].append(argument_id)
-        by_proposition[normalise_text(proposition)] += 1
-        by_locution[normalise_text(locution)] += 1
-
-    matched: list[tuple[str | None, str, int, tuple]] = []
-    for proposition, locution in zip(released["proposition"], released["locution"], strict=True):
-        found = exact.get((proposition, locution))
-        if found:
-            matched.append((found[0], "exact", len(found), ("exact", proposition, locution)))
-            continue
-        key = (normalise_text(proposition), normalise_text(locution))
-        found = normal.get(key)
-        if found:
-            matched.append((found[0], "normalised", len(found), ("normalised",) + key))
-            continue
-        n_prop, n_loc = by_proposition.get(key[0], 0), by_locution.get(key[1], 0)
-        if n_prop:
-            reason = f"the proposition is in the KB ({n_prop} arguments), with another locution"
-        elif n_loc:
-            reason = f"the locution is in the KB ({n_loc} arguments), with another proposition"
-        else:
-            reason = "neither the proposition nor the locution is in the KB"
-        matched.append((None, "unmatched", 0, ("unmatched", reason)))
-
+    matched = _released_matches(released, _KbTexts.of(arguments))
     group_rows: dict[tuple, list[int]] = defaultdict(list)
     node_ids = released["node_id"].astype(int).tolist()
     for node_id, (_, how, _, key) in zip(node_ids, matched, strict=True):
@@ -266,6 +282,27 @@ def argument_published_rows(arguments: pd.DataFrame, index: pd.DataFrame) -> pd.
 COMPARISON_COLUMNS = ["ensemble", "argument_id", "published_index", "status", "detail"]
 
 
+def _differing_fields(a: pd.DataFrame, b: pd.DataFrame, tolerance: float) -> list[list[str]]:
+    """Per aligned row of the platform's ``a`` and the release's ``b``: the fields that differ."""
+    problems: list[list[str]] = [[] for _ in range(len(a))]
+    same_scores = [
+        text == json.dumps([int(v) if float(v).is_integer() else float(v) for v in values])
+        or scores_from_json(text) == [float(v) for v in values]
+        for text, values in zip(a["scores"].astype(str), b["scores"], strict=True)
+    ]
+    checks = {
+        "scores": np.asarray(same_scores, dtype=bool),
+        "na_count": a["na_count"].to_numpy(dtype="int64") == b["na_count"].to_numpy(dtype="int64"),
+    }
+    for column in ("prob_na", "mean", "var", "std"):
+        x, y = a[column].to_numpy(dtype=float), b[column].to_numpy(dtype=float)
+        checks[column] = np.isclose(x, y, rtol=tolerance, atol=tolerance, equal_nan=True)
+    for column, ok in checks.items():
+        for position in np.flatnonzero(~ok):
+            problems[position].append(column)
+    return problems
+
+
 def compare_with_released(
     pooled: pd.DataFrame,
     rows: pd.DataFrame,
@@ -309,22 +346,7 @@ def compare_with_released(
         both = in_release & in_platform
         a = mine.reindex(frame.loc[both, "argument_id"])
         b = theirs.reindex(frame.loc[both, "published_index"])
-        problems: list[list[str]] = [[] for _ in range(int(both.sum()))]
-        same_scores = [
-            text == json.dumps([int(v) if float(v).is_integer() else float(v) for v in values])
-            or scores_from_json(text) == [float(v) for v in values]
-            for text, values in zip(a["scores"].astype(str), b["scores"], strict=True)
-        ]
-        checks = {
-            "scores": np.asarray(same_scores, dtype=bool),
-            "na_count": a["na_count"].to_numpy(dtype="int64") == b["na_count"].to_numpy(dtype="int64"),
-        }
-        for column in ("prob_na", "mean", "var", "std"):
-            x, y = a[column].to_numpy(dtype=float), b[column].to_numpy(dtype=float)
-            checks[column] = np.isclose(x, y, rtol=tolerance, atol=tolerance, equal_nan=True)
-        for column, ok in checks.items():
-            for position in np.flatnonzero(~ok):
-                problems[position].append(column)
+        problems = _differing_fields(a, b, tolerance)
         status = np.where(
             in_release, np.where(in_platform, "equal", "absent_from_platform"), "absent_from_release"
         ).astype(object)

@@ -10,7 +10,7 @@ import dagster as dg
 from neo4j import Driver
 from pydantic import Field
 
-from argassets.political.neo4j_export import Neo4jSettings, connect
+from argassets.political.neo4j_graph import Neo4jSettings, connect
 
 
 class Neo4jResource(dg.ConfigurableResource):

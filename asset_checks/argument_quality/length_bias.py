@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from argassets.argument_quality.bt_scores import CONFIG_COLUMNS
-from argassets.argument_quality.length_bias_report import length_bias_problems
+from argassets.argument_quality.length_bias_checks import length_bias_problems
 from argassets.platform.reporting.presentation import markdown_table
 
 CONFIG_IN = {"aq_majority_votes": dg.AssetIn("aq_majority_votes", metadata={"columns": list(CONFIG_COLUMNS)})}

@@ -3,7 +3,7 @@
 import dagster as dg
 import pandas as pd
 
-from argassets.political import neo4j_export as nx
+from argassets.political import neo4j_graph as ng
 from argassets.political.resources import Neo4jResource
 
 
@@ -57,9 +57,9 @@ def arguments_have_propositions(political_kb_arguments: pd.DataFrame) -> dg.Asse
 def neo4j_counts_match(
     neo4j: Neo4jResource, political_kb_arguments: pd.DataFrame, political_kb_relations: pd.DataFrame
 ) -> dg.AssetCheckResult:
-    expected = nx.expected_counts(political_kb_arguments, political_kb_relations)
+    expected = ng.expected_counts(political_kb_arguments, political_kb_relations)
     with neo4j.driver() as driver:
-        found = nx.graph_counts(driver, neo4j.database)
+        found = ng.graph_counts(driver, neo4j.database)
     table = pd.DataFrame([{"name": k, "duckdb": expected[k], "neo4j": found.get(k, 0)} for k in expected])
     return dg.AssetCheckResult(
         passed=found == expected,

@@ -16,7 +16,6 @@ from argassets.argument_quality.agreement_reports import (
     agreement_report,
     best_configuration,
     cross_model_report,
-    variability_report,
 )
 from argassets.argument_quality.bt_scores import MEAN_DIMENSION, expected_bt_scores, llm_bt_scores
 from argassets.argument_quality.configurations import ModelInfo, model_info
@@ -30,6 +29,7 @@ from argassets.argument_quality.report_checks import (
     report_configuration_mismatch,
 )
 from argassets.argument_quality.synthetic import SyntheticJudge, synthetic_judgments
+from argassets.argument_quality.variability_report import variability_report
 from argassets.argument_quality.voting import majority_votes
 from argassets.platform.reporting.presentation import markdown_table
 from argassets.studies import parse_registry

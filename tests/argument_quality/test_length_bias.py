@@ -16,8 +16,9 @@ from argassets.argument_quality.length_bias import (
     partial_correlation,
     stratified_agreement,
 )
+from argassets.argument_quality.length_bias_checks import length_bias_problems
 from argassets.argument_quality.length_bias_model import length_controlled_bt
-from argassets.argument_quality.length_bias_report import length_bias_problems, length_bias_report
+from argassets.argument_quality.length_bias_report import length_bias_report
 from argassets.platform.pairwise.bradley_terry import z_normalise
 
 A, B, TIE, MISSING = 0, 1, 2, -1

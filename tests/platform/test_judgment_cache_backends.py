@@ -255,9 +255,9 @@ def test_postgres_location_is_redacted_and_bad_urls_refused() -> None:
 
 @pytest.mark.postgres
 def test_unreachable_postgres_fails_with_the_location_named() -> None:
-    from tests.postgres_server import _free_port
+    from tests.postgres_server import free_port
 
-    cache = PostgresJudgmentStore(f"postgresql://u:pw@127.0.0.1:{_free_port()}/none", connect_timeout_s=3)
+    cache = PostgresJudgmentStore(f"postgresql://u:pw@127.0.0.1:{free_port()}/none", connect_timeout_s=3)
     with pytest.raises(ConnectionError, match=r"judgment cache postgresql://u:\*\*\*@127\.0\.0\.1"):
         cache.count()
 

@@ -28,13 +28,13 @@ def thing() -> int:
 JOB = dg.Definitions(assets=[thing]).resolve_implicit_global_asset_job_def()
 
 
-def _dead_pid() -> int:
+def dead_pid() -> int:
     process = subprocess.Popen([sys.executable, "-c", "pass"])
     process.wait()
     return process.pid
 
 
-def _started_run(instance: dg.DagsterInstance, pid: int, tags: dict[str, str] | None = None) -> dg.DagsterRun:
+def started_run(instance: dg.DagsterInstance, pid: int, tags: dict[str, str] | None = None) -> dg.DagsterRun:
     """A run in the state a SIGKILL leaves: started by process ``pid``, one step holding the gpu slot."""
     run = instance.create_run_for_job(JOB, tags=tags or {})
     for event_type, step_key in ((dg.DagsterEventType.RUN_START, None), (dg.DagsterEventType.STEP_START, "thing")):
@@ -59,9 +59,9 @@ def test_a_run_whose_processes_are_gone_is_failed_by_the_sensor_and_its_slot_fre
 ) -> None:
     storage = dagster_instance.event_log_storage
     storage.set_concurrency_slots("gpu", 2)
-    dead, alive = _dead_pid(), os.getpid()
-    orphan = _started_run(dagster_instance, dead)  # e.g. `dagster asset materialize`, SIGKILLed: no tags
-    live = _started_run(dagster_instance, alive)
+    dead, alive = dead_pid(), os.getpid()
+    orphan = started_run(dagster_instance, dead)  # e.g. `dagster asset materialize`, SIGKILLed: no tags
+    live = started_run(dagster_instance, alive)
     assert run_pids(dagster_instance, orphan) == {dead}
     result = orphaned_runs_sensor(dg.build_sensor_context(instance=dagster_instance))
     assert isinstance(result, dg.SkipReason) and orphan.run_id in (result.skip_message or "")
@@ -76,7 +76,7 @@ def test_a_run_whose_processes_are_gone_is_failed_by_the_sensor_and_its_slot_fre
 
 def test_a_tagged_run_is_judged_by_its_tag_not_by_the_pids_of_its_events(dagster_instance: dg.DagsterInstance) -> None:
     dagster_instance.event_log_storage.set_concurrency_slots("gpu", 1)
-    run = _started_run(dagster_instance, _dead_pid(), tags={PID_TAG: str(os.getpid())})
+    run = started_run(dagster_instance, dead_pid(), tags={PID_TAG: str(os.getpid())})
     assert fail_orphaned_runs(dagster_instance) == []
     assert dagster_instance.get_run_by_id(run.run_id).status == dg.DagsterRunStatus.STARTED
 
@@ -86,7 +86,7 @@ def test_a_signal_stops_an_execution_that_waits_and_fails_the_runs_of_this_proce
     dagster_instance: dg.DagsterInstance, sig: signal.Signals
 ) -> None:
     mine = dagster_instance.create_run_for_job(JOB, tags={PID_TAG: str(os.getpid())})
-    other = _started_run(dagster_instance, _dead_pid(), tags={PID_TAG: "1"})
+    other = started_run(dagster_instance, dead_pid(), tags={PID_TAG: "1"})
     before = signal.getsignal(sig)
     release = threading.Event()
     threading.Timer(0.5, lambda: os.kill(os.getpid(), sig)).start()

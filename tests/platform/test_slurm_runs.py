@@ -29,7 +29,7 @@ from argassets.platform.storage.judgment_cache import open_judgment_cache
 from argassets.platform.storage.table_store import ParquetTableStore
 from argassets.studies import load_registry
 from tests.judgments_http import Reply, ScriptedServer, Seen, chat_reply
-from tests.postgres_server import TemporaryPostgres, _free_port
+from tests.postgres_server import TemporaryPostgres, free_port
 from tests.slurm_cluster import TemporarySlurmCluster
 
 pytestmark = [pytest.mark.slurm, pytest.mark.postgres]
@@ -206,7 +206,7 @@ def test_the_instance_is_postgres_and_the_ui_on_the_login_side_sees_the_jobs_run
         assert type(instance.run_storage).__name__ == "PostgresRunStorage"
         assert type(instance.event_log_storage).__name__ == "PostgresEventLogStorage"
         assert type(instance.run_launcher).__name__ == "SlurmRunLauncher"
-    port = _free_port()
+    port = free_port()
     ui = subprocess.Popen(
         [str(BIN / "dagster-webserver"), "-h", "127.0.0.1", "-p", str(port), "-w", "workspace.yaml"],
         cwd=ROOT, env=login_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

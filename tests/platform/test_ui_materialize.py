@@ -53,13 +53,13 @@ seed = 1
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(600)]
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def _wait_http(url: str, process: subprocess.Popen, log: Path, timeout_s: float = 180) -> None:
+def wait_http(url: str, process: subprocess.Popen, log: Path, timeout_s: float = 180) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -149,7 +149,7 @@ def ui(chromium: Path, tmp_path_factory: pytest.TempPathFactory, study_a_inputs_
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
-    port = _free_port()
+    port = free_port()
     log = tmp / "dagster-dev.log"
     # `argassets ui` = dagster dev with the project's workspace, bound to 127.0.0.1 by default.
     process = subprocess.Popen(
@@ -161,7 +161,7 @@ def ui(chromium: Path, tmp_path_factory: pytest.TempPathFactory, study_a_inputs_
         start_new_session=True,
     )
     try:
-        _wait_http(f"http://127.0.0.1:{port}/server_info", process, log)
+        wait_http(f"http://127.0.0.1:{port}/server_info", process, log)
         assert _listen_addresses(port) == {"127.0.0.1"}, "the webserver must listen on 127.0.0.1 only"
         yield {"url": f"http://127.0.0.1:{port}", "tmp": tmp, "home": home, "env": env, "log": log}
     finally:

@@ -24,7 +24,7 @@ import pytest
 from dagster_graphql import DagsterGraphQLClient
 
 from tests.cli_home import cli_environment
-from tests.platform.test_ui_materialize import REGISTRY, ROOT, _free_port, _wait_http
+from tests.platform.test_ui_materialize import REGISTRY, ROOT, free_port, wait_http
 
 BIN = Path(sys.executable).parent
 STOP_WITHIN_S = 15
@@ -106,7 +106,7 @@ def synced_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_ui_stops_with_every_child_and_its_run_in_flight(stop: str, synced_home: Path, tmp_path: Path) -> None:
     env = _environment(tmp_path)
     shutil.copytree(synced_home, env["DAGSTER_HOME"], dirs_exist_ok=True)
-    port = _free_port()
+    port = free_port()
     log = tmp_path / "ui.log"
     process = subprocess.Popen(
         [str(BIN / "argassets"), "ui", "--port", str(port)],
@@ -118,7 +118,7 @@ def test_ui_stops_with_every_child_and_its_run_in_flight(stop: str, synced_home:
     )
     tree: list[psutil.Process] = []
     try:
-        _wait_http(f"http://127.0.0.1:{port}/server_info", process, log)
+        wait_http(f"http://127.0.0.1:{port}/server_info", process, log)
         client = DagsterGraphQLClient("127.0.0.1", port_number=port)
         run_id = client.submit_job_execution("aq_judgments_job", tags={"dagster/partition": "random"})
         status = _wait_until_launched(Path(env["DAGSTER_HOME"]), run_id)

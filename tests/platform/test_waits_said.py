@@ -19,7 +19,7 @@ import pytest
 from argassets.platform.operations.run_recovery import PID_TAG, run_stoppably
 from argassets.platform.operations.run_tags import POOL_TAG
 from argassets.platform.operations.waiting import pool_waits
-from tests.platform.test_run_recovery import _dead_pid, _started_run
+from tests.platform.test_run_recovery import dead_pid, started_run
 from tests.platform.test_run_tag_policy import COORDINATOR, submitted
 
 
@@ -39,7 +39,7 @@ def test_a_run_waiting_for_a_pool_slot_says_what_holds_it_and_goes_on_once_freed
 ) -> None:
     storage = dagster_instance.event_log_storage
     storage.set_concurrency_slots("gpu", 1)
-    holder = _started_run(dagster_instance, _dead_pid(), tags={PID_TAG: "1"})  # holds the only slot
+    holder = started_run(dagster_instance, dead_pid(), tags={PID_TAG: "1"})  # holds the only slot
     threading.Timer(8.0, storage.free_concurrency_slots_for_run, [holder.run_id]).start()
     result = run_stoppably(
         lambda: dg.materialize([gpu_step], instance=dagster_instance, tags={PID_TAG: str(os.getpid())}),

@@ -16,7 +16,7 @@ from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.political.assets import annotators
-from argassets.political.assets.ensembles import _membership_frame
+from argassets.political.assets.ensembles import membership_frame
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
 from argassets.political.structure import positions
 from argassets.political.study_items import match_study_items
@@ -58,7 +58,7 @@ def _readme_script():
 def inputs(qt30_kb, published_models, shared_data_dir) -> dict[str, pd.DataFrame]:
     human = shared_data_dir / "political" / "human"
     items = match_study_items(qt30_kb.arguments, read_pointwise_study(human).items, read_pairwise_study(human).items)
-    members = _membership_frame(published_models.members)
+    members = membership_frame(published_models.members)
     return {
         "political_kb_arguments": qt30_kb.arguments,
         "political_study_items": items,

@@ -17,7 +17,7 @@ import pytest
 from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.political import aspic
 from argassets.political.assets import kb_analysis
-from argassets.political.assets.ensembles import _membership_frame
+from argassets.political.assets.ensembles import membership_frame
 from argassets.political.results_page_kb import KbTables, kb_section
 from argassets.political.structure import acceptability, ambiguity, debates, distance, facets, findings, positions
 from asset_checks.political import kb_analysis as kb_checks
@@ -55,7 +55,7 @@ def dung_tables(kb) -> tuple[pd.DataFrame, pd.DataFrame]:
 def analysis(qt30_kb, published_models) -> Analysis:
     dung, defeats = dung_tables(qt30_kb)
     table = facets.argument_facets(qt30_kb.arguments, qt30_kb.relations, dung, defeats)
-    members = _membership_frame(published_models.members)
+    members = membership_frame(published_models.members)
     pos = positions.system_positions(published_models.stats, published_models.ensembles, members)
     dist, robust = distance.relation_distances(pos, qt30_kb.relations, table)
     inputs = {

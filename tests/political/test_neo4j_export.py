@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 
 from argassets.political import neo4j_export as nx
+from argassets.political import neo4j_graph as ng
+from argassets.political import neo4j_lock as nl
 
 pytestmark = pytest.mark.neo4j
 
@@ -56,27 +58,27 @@ def small_kb() -> tuple[pd.DataFrame, pd.DataFrame]:
     return arguments, relations
 
 
-def settings_of(server, **override) -> nx.Neo4jSettings:
+def settings_of(server, **override) -> ng.Neo4jSettings:
     values = {
         "uri": server.uri,
         "user": server.user,
         "password": server.password,
         "database": server.database,
     } | override
-    return nx.Neo4jSettings(**values)
+    return ng.Neo4jSettings(**values)
 
 
 def test_wrong_credentials_and_unreachable_server_give_clear_errors(neo4j_server) -> None:
-    with pytest.raises(nx.Neo4jExportError) as caught:
-        nx.connect(settings_of(neo4j_server, password="definitely-wrong-pw-123"))
+    with pytest.raises(ng.Neo4jExportError) as caught:
+        ng.connect(settings_of(neo4j_server, password="definitely-wrong-pw-123"))
     assert "rejected the credentials of user 'neo4j'" in str(caught.value)
     assert "definitely-wrong-pw-123" not in str(caught.value)
-    with pytest.raises(nx.Neo4jExportError, match="cannot reach Neo4j at bolt://127.0.0.1:1 "):
-        nx.connect(settings_of(neo4j_server, uri="bolt://127.0.0.1:1"), timeout_s=3)
-    with pytest.raises(nx.Neo4jExportError, match="DatabaseNotFound"):
-        nx.connect(settings_of(neo4j_server, database="nosuchdb"))
-    with pytest.raises(nx.Neo4jExportError, match="invalid Neo4j settings"):
-        nx.connect(settings_of(neo4j_server, uri="ftp://127.0.0.1:1"))
+    with pytest.raises(ng.Neo4jExportError, match="cannot reach Neo4j at bolt://127.0.0.1:1 "):
+        ng.connect(settings_of(neo4j_server, uri="bolt://127.0.0.1:1"), timeout_s=3)
+    with pytest.raises(ng.Neo4jExportError, match="DatabaseNotFound"):
+        ng.connect(settings_of(neo4j_server, database="nosuchdb"))
+    with pytest.raises(ng.Neo4jExportError, match="invalid Neo4j settings"):
+        ng.connect(settings_of(neo4j_server, uri="ftp://127.0.0.1:1"))
     assert neo4j_server.password not in repr(settings_of(neo4j_server))
 
 
@@ -97,18 +99,18 @@ def test_export_writes_constraint_nodes_relations_and_predictions(neo4j_driver, 
     result = nx.export_kb(
         neo4j_driver, neo4j_server.database, arguments, relations, predictions=predictions, batch_size=5
     )
-    assert nx.constraint_names(neo4j_driver, neo4j_server.database) == sorted(
-        [nx.CONSTRAINT_NAME, nx.STAGING_CONSTRAINT_NAME, nx.STATE_CONSTRAINT_NAME]
+    assert ng.constraint_names(neo4j_driver, neo4j_server.database) == sorted(
+        [ng.CONSTRAINT_NAME, ng.STAGING_CONSTRAINT_NAME, ng.STATE_CONSTRAINT_NAME]
     )
-    counts = nx.graph_counts(neo4j_driver, neo4j_server.database)
+    counts = ng.graph_counts(neo4j_driver, neo4j_server.database)
     assert (
         counts
-        == nx.expected_counts(arguments, relations)
+        == ng.expected_counts(arguments, relations)
         == {"Argument": 12, "SUPPORTS": 2, "ATTACKS": 1, "IS_A_REPHRASE_OF": 1, "TRANSITIONS_TO": 11}
     )
     assert result.batches == 3 + 3 + 1 + 1 + 1
-    assert nx.lock_state(neo4j_driver, neo4j_server.database)["live_stamp"] == result.stamp
-    assert "lock_holder" not in nx.lock_state(neo4j_driver, neo4j_server.database)
+    assert nl.lock_state(neo4j_driver, neo4j_server.database)["live_stamp"] == result.stamp
+    assert "lock_holder" not in nl.lock_state(neo4j_driver, neo4j_server.database)
     records, _, _ = neo4j_driver.execute_query(
         "MATCH (a:Argument {argument_id: $id}) RETURN properties(a) AS p", id="A1", database_=neo4j_server.database
     )
@@ -126,20 +128,20 @@ def test_export_writes_constraint_nodes_relations_and_predictions(neo4j_driver, 
 def test_second_export_and_crash_then_rerun_leave_the_complete_graph(neo4j_driver, neo4j_server) -> None:
     arguments, relations = small_kb()
     db = neo4j_server.database
-    expected = nx.expected_counts(arguments, relations)
+    expected = ng.expected_counts(arguments, relations)
     nx.export_kb(neo4j_driver, db, arguments, relations, batch_size=4)
     nx.export_kb(neo4j_driver, db, arguments, relations, batch_size=4)
-    assert nx.graph_counts(neo4j_driver, db) == expected
-    nx.clear_graph(neo4j_driver, db)
+    assert ng.graph_counts(neo4j_driver, db) == expected
+    ng.clear_graph(neo4j_driver, db)
     with pytest.raises(InjectedCrash):
         nx.export_kb(neo4j_driver, db, arguments, relations, batch_size=4, hooks=CrashBeforeBatch(4))
     # the crashed export staged part of the graph, invisibly: no Argument node exists yet
-    assert nx.graph_counts(neo4j_driver, db) == dict.fromkeys(expected, 0)
+    assert ng.graph_counts(neo4j_driver, db) == dict.fromkeys(expected, 0)
     records, _, _ = neo4j_driver.execute_query("MATCH (n:ArgumentStaging) RETURN count(n) AS n", database_=db)
     assert records[0]["n"] == 12
     result = nx.export_kb(neo4j_driver, db, arguments, relations, batch_size=4)
     assert result.leftover_nodes_removed == 12
-    assert nx.graph_counts(neo4j_driver, db) == expected
+    assert ng.graph_counts(neo4j_driver, db) == expected
 
 
 def test_export_removes_what_the_tables_no_longer_hold(neo4j_driver, neo4j_server) -> None:
@@ -151,7 +153,7 @@ def test_export_removes_what_the_tables_no_longer_hold(neo4j_driver, neo4j_serve
     result = nx.export_kb(neo4j_driver, db, fewer_args, fewer_rel)
     # the whole previous graph is switched away and pruned: 12 nodes, 15 relationships
     assert (result.stale_nodes_removed, result.stale_relationships_removed) == (12, 15)
-    assert nx.graph_counts(neo4j_driver, db) == nx.expected_counts(fewer_args, fewer_rel)
+    assert ng.graph_counts(neo4j_driver, db) == ng.expected_counts(fewer_args, fewer_rel)
     records, _, _ = neo4j_driver.execute_query(
         "MATCH (n) WHERE NOT n:Argument AND NOT n:KbExport RETURN count(n) AS n", database_=db
     )
@@ -164,7 +166,7 @@ def test_bad_tables_are_refused_before_writing(neo4j_driver, neo4j_server) -> No
         nx.export_kb(neo4j_driver, neo4j_server.database, pd.concat([arguments, arguments.head(1)]), relations)
     with pytest.raises(ValueError, match="unknown relation types"):
         nx.export_kb(neo4j_driver, neo4j_server.database, arguments, relations.assign(relation="LIKES"))
-    assert nx.graph_counts(neo4j_driver, neo4j_server.database)["Argument"] == 0
+    assert ng.graph_counts(neo4j_driver, neo4j_server.database)["Argument"] == 0
     with pytest.raises(ValueError, match="share the property prefix"):
         nx.prediction_properties(
             [pd.DataFrame({"system": ["GPT 4o", "gpt-4o"], "argument_id": ["A0", "A0"], "mean": [1.0, 2.0]})]
@@ -211,7 +213,7 @@ def test_full_kb_export_asset_and_count_check(
     )
     assert result.success
     assert [e.passed for e in result.get_asset_check_evaluations()] == [True]
-    counts = nx.graph_counts(neo4j_driver, neo4j_server.database)
+    counts = ng.graph_counts(neo4j_driver, neo4j_server.database)
     assert counts == {
         "Argument": 20746,
         "SUPPORTS": 6770,

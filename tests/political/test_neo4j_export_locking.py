@@ -16,6 +16,8 @@ import pandas as pd
 import pytest
 
 from argassets.political import neo4j_export as nx
+from argassets.political import neo4j_graph as ng
+from argassets.political import neo4j_lock as nl
 from tests.kb_fixtures import SCRIPT
 from tests.political.test_neo4j_export import small_kb
 
@@ -81,7 +83,7 @@ def test_two_concurrent_exports_run_one_after_the_other_and_readers_never_see_a_
 
     def export(name: str) -> None:
         try:
-            driver = nx.connect(nx.Neo4jSettings(neo4j_server.uri, neo4j_server.user, neo4j_server.password, db))
+            driver = ng.connect(ng.Neo4jSettings(neo4j_server.uri, neo4j_server.user, neo4j_server.password, db))
             try:  # small batches, so that both exports are in flight together
                 results[name] = nx.export_kb(driver, db, *kb[name], batch_size=3, lock_wait_s=120)
             finally:
@@ -121,7 +123,7 @@ def test_two_concurrent_exports_run_one_after_the_other_and_readers_never_see_a_
     final = visible(neo4j_driver, db)
     last = max((left, right), key=lambda r: r.lock_wait_s)  # the one that waited switched last
     assert final[1] == [last.stamp] and final[0] == 40
-    assert nx.lock_state(neo4j_driver, db)["live_stamp"] == last.stamp
+    assert nl.lock_state(neo4j_driver, db)["live_stamp"] == last.stamp
     records, _, _ = neo4j_driver.execute_query(
         "MATCH (n) WHERE NOT n:Argument AND NOT n:KbExport RETURN count(n) AS n", database_=db
     )
@@ -130,23 +132,23 @@ def test_two_concurrent_exports_run_one_after_the_other_and_readers_never_see_a_
 
 def test_a_lease_is_exclusive_until_released_or_expired(neo4j_driver, neo4j_server):
     db = neo4j_server.database
-    nx.ensure_constraints(neo4j_driver, db)
-    assert nx.acquire_lock(neo4j_driver, db, "holder-a", lease_s=60, wait_s=0) == pytest.approx(0, abs=1)
-    with pytest.raises(nx.ExportLockedError, match=r"another Neo4j export \(holder-a, since .*\) holds the lock"):
-        nx.acquire_lock(neo4j_driver, db, "holder-b", lease_s=60, wait_s=1, poll_s=0.2)
+    ng.ensure_constraints(neo4j_driver, db)
+    assert nl.acquire_lock(neo4j_driver, db, "holder-a", lease_s=60, wait_s=0) == pytest.approx(0, abs=1)
+    with pytest.raises(nl.ExportLockedError, match=r"another Neo4j export \(holder-a, since .*\) holds the lock"):
+        nl.acquire_lock(neo4j_driver, db, "holder-b", lease_s=60, wait_s=1, poll_s=0.2)
     arguments, relations = small_kb()
-    with pytest.raises(nx.ExportLockedError):
+    with pytest.raises(nl.ExportLockedError):
         nx.export_kb(neo4j_driver, db, arguments, relations, lock_wait_s=1)
-    assert nx.graph_counts(neo4j_driver, db)["Argument"] == 0
-    assert nx.release_lock(neo4j_driver, db, "holder-a")
+    assert ng.graph_counts(neo4j_driver, db)["Argument"] == 0
+    assert nl.release_lock(neo4j_driver, db, "holder-a")
     # a holder that died keeps its lease until it expires; then another export takes it over
-    nx.acquire_lock(neo4j_driver, db, "dead-holder", lease_s=2, wait_s=0)
+    nl.acquire_lock(neo4j_driver, db, "dead-holder", lease_s=2, wait_s=0)
     result = nx.export_kb(neo4j_driver, db, arguments, relations, lock_wait_s=30)
     assert 0.5 < result.lock_wait_s < 30
-    assert nx.graph_counts(neo4j_driver, db) == nx.expected_counts(arguments, relations)
+    assert ng.graph_counts(neo4j_driver, db) == ng.expected_counts(arguments, relations)
     # the dead holder's renewal now fails: it cannot switch anything
-    with pytest.raises(nx.LeaseLostError):
-        nx.renew_lock(neo4j_driver, db, "dead-holder")
+    with pytest.raises(nl.LeaseLostError):
+        nl.renew_lock(neo4j_driver, db, "dead-holder")
 
 
 def test_a_counts_mismatch_switches_nothing(neo4j_driver, neo4j_server, monkeypatch):
@@ -163,7 +165,7 @@ def test_a_counts_mismatch_switches_nothing(neo4j_driver, neo4j_server, monkeypa
     with pytest.raises(nx.CountsMismatchError, match="not switched"):
         nx.export_kb(neo4j_driver, db, *variant_kb("after"))
     assert visible(neo4j_driver, db)[2] == ["before"]
-    assert "lock_holder" not in nx.lock_state(neo4j_driver, db)
+    assert "lock_holder" not in nl.lock_state(neo4j_driver, db)
 
 
 # ---------------------------------------------------------------------------------- the real server killed
@@ -191,9 +193,9 @@ def own_server(tmp_path: Path):
         )
 
 
-def _settings(state: Path) -> nx.Neo4jSettings:
+def _settings(state: Path) -> ng.Neo4jSettings:
     info = json.loads((state / "connection.json").read_text())
-    return nx.Neo4jSettings(info["uri"], info["user"], info["password"], info["database"])
+    return ng.Neo4jSettings(info["uri"], info["user"], info["password"], info["database"])
 
 
 def _kill_and_wait(pid: int) -> None:
@@ -219,7 +221,7 @@ def test_server_killed_mid_export_then_restarted_and_export_rerun(own_server):
     settings = _settings(state)
     db = settings.database
     pid = json.loads((state / "connection.json").read_text())["pid"]
-    driver = nx.connect(settings)
+    driver = ng.connect(settings)
     first = nx.export_kb(driver, db, *variant_kb("before", 300), batch_size=50)
 
     class KillWhenNodesStaged(nx.ExportHooks):
@@ -242,7 +244,7 @@ def test_server_killed_mid_export_then_restarted_and_export_rerun(own_server):
         env=env,
     )
     assert restarted.returncode == 0, restarted.stderr
-    driver = nx.connect(_settings(state))
+    driver = ng.connect(_settings(state))
     try:
         # after the crash the visible graph is the previous export, complete; the staged part is invisible
         nodes, stamps, variants, relationships = visible(driver, db)
@@ -254,7 +256,7 @@ def test_server_killed_mid_export_then_restarted_and_export_rerun(own_server):
         rerun = nx.export_kb(driver, db, *variant_kb("after", 300), batch_size=50, lock_wait_s=60)
         assert rerun.leftover_nodes_removed == 300
         assert visible(driver, db)[:3] == (300, [rerun.stamp], ["after"])
-        assert nx.graph_counts(driver, db) == nx.expected_counts(*variant_kb("after", 300))
+        assert ng.graph_counts(driver, db) == ng.expected_counts(*variant_kb("after", 300))
         records, _, _ = driver.execute_query(
             "MATCH (n) WHERE NOT n:Argument AND NOT n:KbExport RETURN count(n) AS n", database_=db
         )

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from argassets.political import neo4j_export as nx
+from argassets.political import neo4j_graph as ng
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
 
@@ -42,7 +43,7 @@ def test_full_kb_with_the_papers_positions_and_the_docs_queries(neo4j_driver, ne
     db = neo4j_server.database
     predictions = nx.prediction_properties([published_models.stats, published_models.ensembles])
     result = nx.export_kb(neo4j_driver, db, qt30_kb.arguments, qt30_kb.relations, predictions=predictions)
-    assert nx.graph_counts(neo4j_driver, db) == nx.expected_counts(qt30_kb.arguments, qt30_kb.relations)
+    assert ng.graph_counts(neo4j_driver, db) == ng.expected_counts(qt30_kb.arguments, qt30_kb.relations)
     assert result.prediction_properties == sum(len(p) for p in predictions.values())
 
     # one argument: every model's and ensemble's five statistics, as in the tables
@@ -59,7 +60,7 @@ def test_full_kb_with_the_papers_positions_and_the_docs_queries(neo4j_driver, ne
     assert len(rows) == 22 + 3
     for row in rows:
         prefix = nx.system_property_prefix(row.system)
-        for column in nx.STAT_COLUMNS:
+        for column in ng.STAT_COLUMNS:
             value = getattr(row, column)
             if isinstance(value, float) and math.isnan(value):
                 assert f"{prefix}_{column}" not in props

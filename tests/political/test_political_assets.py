@@ -20,7 +20,7 @@ from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
-from argassets.political.assets import ensembles, prompts, validation
+from argassets.political.assets import ensembles, prompts, study_systems, validation
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
 from argassets.political.model_stats import scores_from_json
 from argassets.political.study import STUDY as POLITICAL
@@ -392,7 +392,7 @@ def test_no_eligible_model_leaves_the_ensembles_empty_without_breaking_the_repor
     table, members, listed = ensembles.ensemble_table(stats, registry)
     assert table.empty and listed == {"E1": [], "E2": [], "E3": []}
     assert {m.system: m.note for m in members}["random"] == "baseline"
-    systems = validation._platform_systems(stats, registry)
+    systems = study_systems.platform_systems(stats, registry)
     assert sorted(systems["system"]) == ["random"]
     # a published import is keyed by KB arguments and pooled like any model; the E3 rule counts its whole file
     with_pub = pd.concat(

@@ -76,7 +76,7 @@ def test_published_tsv_column_wise_reading_equals_line_by_line(shared_data_dir, 
     """The fast reader gives the line-by-line reader's frame, value for value (mistral_7b has -1s)."""
     path = shared_data_dir / "political" / relative
     lines = path.read_text(encoding="utf-8").splitlines()
-    by_line = published._parse_rows_by_line(path, lines[1:]).sort_values("node_id").reset_index(drop=True)
+    by_line = published.parse_rows_by_line(path, lines[1:]).sort_values("node_id").reset_index(drop=True)
     frame = read_published_tsv(path, expected_node_ids=None)
     pd.testing.assert_frame_equal(frame, by_line, check_exact=True)
     assert [type(v) for row in frame["scores"] for v in row] == [type(v) for row in by_line["scores"] for v in row]
@@ -90,11 +90,11 @@ def test_published_tsv_lines_the_column_wise_reader_declines_are_read_line_by_li
     path = tmp_path / "plain.tsv"
     path.write_text(header + plain)
     frame = read_published_tsv(path, expected_node_ids=range(2))
-    assert published._parse_rows_columnwise(path.read_text().splitlines()[1:]) is not None
+    assert published.parse_rows_columnwise(path.read_text().splitlines()[1:]) is not None
     assert frame["scores"].tolist() == [[50, 40], []] and frame["mean"].iloc[0] == 45.0
     odd = path.with_name("odd.tsv")
     odd.write_text(header + plain + "   \n+2 \t [7] \t NaN \t 1e-1 \t inf \t 0 \t 0.0\n")
-    assert published._parse_rows_columnwise(odd.read_text().splitlines()[1:]) is None
+    assert published.parse_rows_columnwise(odd.read_text().splitlines()[1:]) is None
     frame = read_published_tsv(odd, expected_node_ids=range(3))
     assert frame["node_id"].tolist() == [0, 1, 2] and frame["scores"].tolist() == [[50, 40], [], [7]]
     assert np.isnan(frame["mean"].iloc[2]) and frame["var"].iloc[2] == 0.1 and np.isinf(frame["std"].iloc[2])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from argassets.political import neo4j_export as nx
+from argassets.political import neo4j_graph as ng
 from argassets.political.retrieval import neo4j_store
 from argassets.political.retrieval.api import Retriever
 from argassets.political.retrieval.embedded_store import EmbeddedStore, positions_table
@@ -86,7 +87,7 @@ def test_real_model_same_results_and_injection_changes_nothing(
         embedding_model,
         str(embeddings["model"].iloc[0]),
     )
-    before = nx.graph_counts(neo4j_driver, database)
+    before = ng.graph_counts(neo4j_driver, database)
     crafted = "x'}) MATCH (n) DETACH DELETE n // \" $vector `pred_e1_mean`"
     for query in QUERIES:
         query = RetrievalQuery(
@@ -108,7 +109,7 @@ def test_real_model_same_results_and_injection_changes_nothing(
         neo4j.retrieve(
             RetrievalQuery("q", "chosen", relations=("SUPPORTS]-() DETACH DELETE a //",), neighbour_forces=("x",))
         )
-    assert nx.graph_counts(neo4j_driver, database) == before
+    assert ng.graph_counts(neo4j_driver, database) == before
     assert neo4j_store.check_ready(neo4j_driver, database)["embedded"] == 7
 
 

@@ -22,13 +22,13 @@ from argassets.political.validation.evaluation import (
 from argassets.political.validation.intervals import (
     PAIRWISE_METRICS,
     POINTWISE_METRICS,
-    _ordinal_alpha_midranks,
-    _pairwise_values,
-    _pointwise_values,
     debate_clusters,
+    ordinal_alpha_midranks,
     ordinal_alpha_weighted,
     pairwise_statistic,
+    pairwise_values,
     pointwise_statistic,
+    pointwise_values,
 )
 from argassets.political.validation.ranking import (
     footrule_similarity,
@@ -66,7 +66,7 @@ def test_ordinal_alpha_of_weighted_midranks_is_krippendorffs_on_the_drawn_units(
 
         a, b = midranks(x)[None], midranks(y)[None]
         assert ordinal_alpha_weighted(a, b, w[None])[0] == pytest.approx(expected, abs=1e-10, nan_ok=True)
-        assert _ordinal_alpha_midranks(a, b, w[None])[0] == pytest.approx(expected, abs=1e-10, nan_ok=True)
+        assert ordinal_alpha_midranks(a, b, w[None])[0] == pytest.approx(expected, abs=1e-10, nan_ok=True)
     data = np.vstack([ranks(x[drawn]), ranks(y[drawn])])
     assert expected == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal"))
 
@@ -100,7 +100,7 @@ def test_pointwise_statistic_reproduces_the_report_on_all_and_on_resampled_debat
     items, systems, groups, cluster, report = pointwise
     outputs, parts = pointwise_statistic(items, systems, groups, report, cluster, CLUSTERS)
     weights = _weights(1)
-    values = _pointwise_values(parts, weights)
+    values = pointwise_values(parts, weights)
     for row, weight in enumerate(weights):
         drawn = np.repeat(np.arange(len(items)), weight[cluster].astype(int))
         expected = evaluate_pointwise(
@@ -148,7 +148,7 @@ def test_pairwise_statistic_reproduces_the_report_on_all_and_on_resampled_debate
     design, rankings, report, cluster = pairwise
     outputs, parts = pairwise_statistic(design, rankings, report, cluster, CLUSTERS)
     weights = _weights(2)
-    values = _pairwise_values(parts, weights)
+    values = pairwise_values(parts, weights)
     for row, weight in enumerate(weights):
         per_item = weight[cluster]
         drawn = np.repeat(np.arange(len(cluster)), per_item.astype(int))
@@ -197,7 +197,7 @@ def test_comparisons_name_the_top_and_the_best_set(pairwise) -> None:
 def test_point_pointwise_human_model_row_is_the_median_of_its_members(pointwise) -> None:
     items, systems, groups, cluster, report = pointwise
     outputs, parts = pointwise_statistic(items, systems, groups, report, cluster, CLUSTERS)
-    values = _pointwise_values(parts, np.ones((1, CLUSTERS)))
+    values = pointwise_values(parts, np.ones((1, CLUSTERS)))
     median_rows = [k for k, (i, m) in enumerate(outputs) if report.at[i, "system"] == "human-model:published"]
     assert median_rows
     for k in median_rows:

@@ -5,7 +5,12 @@ from typing import Any, Literal
 import dagster as dg
 import pandas as pd
 
-from argassets.argument_quality.assets.reports import _info, _png_metadata, reports_folder, results_page_path
+from argassets.argument_quality.assets.reports import (
+    png_metadata,
+    recorded_model_info,
+    reports_folder,
+    results_page_path,
+)
 from argassets.argument_quality.bt_scores import published_scores
 from argassets.argument_quality.length_bias_report import ALL_DIMENSIONS, KIND_REFERENCE, length_bias_report
 from argassets.argument_quality.plots import plot_longer_share
@@ -51,7 +56,7 @@ def aq_length_bias(
     webis_arguments: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
     """Share of verdicts to the longer argument, agreement by length stratum, length-controlled BT: experts and judges."""
-    info = _info(registry, aq_majority_votes)
+    info = recorded_model_info(registry, aq_majority_votes)
     flags = {name: (i.is_baseline, i.scope) for name, i in info.items()}
     try:
         report, edges = length_bias_report(
@@ -84,6 +89,6 @@ def aq_length_bias(
     if len(report):
         folder = reports_folder(config.reports_dir)
         metadata.update(
-            _png_metadata(folder, "aq_length_bias", plot_longer_share(report), "share to the longer argument")
+            png_metadata(folder, "aq_length_bias", plot_longer_share(report), "share to the longer argument")
         )
     return dg.Output(report, metadata=metadata)

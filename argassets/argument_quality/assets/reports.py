@@ -18,7 +18,6 @@ from argassets.argument_quality.agreement_reports import (
     agreement_analysis,
     best_configuration,
     cross_model_report,
-    variability_report,
 )
 from argassets.argument_quality.assets.aggregation import JUDGMENTS_IN, BTConfig, judgments_frame
 from argassets.argument_quality.bt_scores import MEAN_DIMENSION
@@ -33,6 +32,7 @@ from argassets.argument_quality.published import (
     read_published_tables,
 )
 from argassets.argument_quality.published_reproduction import report_intervals, reproduction_markdown, with_published
+from argassets.argument_quality.variability_report import variability_report
 from argassets.platform.paths import resolve_duckdb_path
 from argassets.platform.reporting.interval_config import IntervalConfig
 from argassets.platform.reporting.pages import page_url
@@ -70,7 +70,7 @@ def results_page_path(explicit: str | None = None) -> Path:
     return reports_folder(explicit) / RESULTS_PAGE
 
 
-def _info(registry: ModelRegistryResource, majority: pd.DataFrame) -> dict[str, ModelInfo]:
+def recorded_model_info(registry: ModelRegistryResource, majority: pd.DataFrame) -> dict[str, ModelInfo]:
     recorded = (
         majority[["model", "is_baseline", "scope"]].drop_duplicates()
         if {"is_baseline", "scope"} <= set(majority.columns)
@@ -139,7 +139,7 @@ def published_table(
     return tables.get(reference)
 
 
-def _png_metadata(folder: Path, name: str, png: bytes, title: str) -> dict[str, dg.MetadataValue]:
+def png_metadata(folder: Path, name: str, png: bytes, title: str) -> dict[str, dg.MetadataValue]:
     path = folder / f"{name}.png"
     path.write_bytes(png)
     return {
@@ -213,7 +213,7 @@ def aq_agreement_report(
         reference = aq_expert_bt_scores[["dimension", "topic_id", "discussion_id", "argument_id", "bt_z"]].rename(
             columns={"bt_z": "published_z"}
         )
-    info = _info(registry, aq_majority_votes)
+    info = recorded_model_info(registry, aq_majority_votes)
     started = time.perf_counter()
     analysis = agreement_analysis(
         aq_bt_scores,
@@ -295,17 +295,17 @@ def _agreement_metadata(
         metadata[f"best_{HEADLINE_METRIC}_mean"] = float(top[HEADLINE_METRIC].iloc[0])
     if len(report):
         metadata.update(
-            _png_metadata(folder, "aq_agreement_heatmap", plot_agreement_heatmap(report), "agreement heat map")
+            png_metadata(folder, "aq_agreement_heatmap", plot_agreement_heatmap(report), "agreement heat map")
         )
         metadata.update(
-            _png_metadata(
+            png_metadata(
                 folder, "aq_agreement_intervals", plot_headline_intervals(report), "headline metrics with intervals"
             )
         )
     for model, strategy in _plotted_configurations(context, config.plot_configurations, report, best):
         png = plot_scores_vs_experts(scores, model, strategy)
         safe = f"{model}__{strategy}".replace("/", "_").replace(":", "_")
-        metadata.update(_png_metadata(folder, f"aq_scores_{safe}", png, f"{model} / {strategy} vs experts"))
+        metadata.update(png_metadata(folder, f"aq_scores_{safe}", png, f"{model} / {strategy} vs experts"))
     return metadata
 
 
@@ -322,7 +322,11 @@ def aq_cross_model_report(
     """Every configuration against the best one (same metrics, shared arguments and comparisons), beside the paper's."""
     best = best_configuration(aq_agreement_report) or best_configuration(aq_agreement_report, baselines=True)
     measured = cross_model_report(
-        aq_bt_scores, aq_majority_votes, best, _info(registry, aq_majority_votes), settings=config.interval_settings()
+        aq_bt_scores,
+        aq_majority_votes,
+        best,
+        recorded_model_info(registry, aq_majority_votes),
+        settings=config.interval_settings(),
     )
     published = published_table(context, data, "best")
     mapped = {name: paper for paper, name in published_model_names(registry.load()).items()}
@@ -347,7 +351,7 @@ def aq_variability_report(
 ) -> dg.Output[pd.DataFrame]:
     """Per configuration: shares of all-equal, two-equal and all-unequal runs, and alpha across runs."""
     report = variability_report(
-        aq_majority_votes, _info(registry, aq_majority_votes), settings=config.interval_settings()
+        aq_majority_votes, recorded_model_info(registry, aq_majority_votes), settings=config.interval_settings()
     )
     return dg.Output(
         report,
@@ -377,7 +381,7 @@ def aq_ensemble(
     webis_arguments: pd.DataFrame,
 ) -> dg.Output[pd.DataFrame]:
     """A multi-model ensemble (majority of member majorities, pooled BT), reported like a configuration."""
-    info = _info(registry, aq_majority_votes)
+    info = recorded_model_info(registry, aq_majority_votes)
     present = aq_majority_votes["model"].unique().tolist()
     members = ensemble_members(info, present, config.members or None)
     unknown = sorted(set(config.members) - set(present))

@@ -78,6 +78,17 @@ def _metrics(table: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def _runs_and_codes(
+    judgments: pd.DataFrame, run_column: str, label_column: str, rows: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The run index and label code of every selected row."""
+    run = judgments[run_column].to_numpy()
+    label = judgments[label_column].to_numpy()
+    if rows is not None:
+        run, label = run[rows], label[rows]
+    return run.astype(np.int64), encode_labels(label)
+
+
 def position_bias_metrics(
     judgments: pd.DataFrame,
     group_columns: Sequence[str],
@@ -125,12 +136,7 @@ def position_bias_metrics(
     swapped = np.asarray(swapped, dtype=bool)
     keys, uniques = factorize_columns(judgments, [*group_columns, facet_column, pair_column], rows=rows)
     group, groups = factorize_columns(uniques, [*group_columns, facet_column])
-    run = judgments[run_column].to_numpy()
-    label = judgments[label_column].to_numpy()
-    if rows is not None:
-        run, label = run[rows], label[rows]
-    run = run.astype(np.int64)
-    code = encode_labels(label)
+    run, code = _runs_and_codes(judgments, run_column, label_column, rows)
     # The label as presented: swapping A and B back for the swapped order.
     presented = np.where(swapped & (code == 0), 1, np.where(swapped & (code == 1), 0, code))
     ab, ba = _runs_by_order(keys, len(uniques), run, code, swapped)

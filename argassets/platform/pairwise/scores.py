@@ -220,12 +220,8 @@ def bt_scores(
         label (``A``/``B``/``Tie``; rows with a missing label are ignored).
     group_columns
         Columns that identify one independent set of scores (e.g. a facet, or judge and facet).
-    settings
-        Tie handling, regularisation and engine.
-    columns
-        The item and stratum columns.
-    label_column
-        Column holding the label.
+    settings, columns, label_column
+        Tie handling, regularisation and engine; the item and stratum columns; the label's column.
     weight_column
         Optional non-negative weights added to the win counts instead of 1 (soft counts:
         :func:`argassets.platform.pairwise.expected.expected_vote_rows`); ``n_comparisons`` is
@@ -255,20 +251,51 @@ def bt_scores(
         A missing column, an item compared with itself (naming the row), or a bad ``confidence``.
     """
     group_columns = list(group_columns)
+    frame, codes = _labelled_rows(
+        comparisons, group_columns, columns, label_column, weight_column, n_bootstrap, confidence
+    )
+    weights = _weights(frame, weight_column)
+    if frame.empty:
+        return _empty_scores(comparisons, group_columns, columns, _score_columns(group_columns, columns, n_bootstrap))
+    out = _fitted_scores(frame, codes, weights, group_columns, columns, settings, n_bootstrap, seed, confidence)
+    return out.sort_values([*group_columns, *columns.item], kind="stable").reset_index(drop=True)
+
+
+def _score_columns(group_columns: list[str], columns: PairColumns, n_bootstrap: int) -> list[str]:
+    out_columns = [*group_columns, *columns.item, "bt_score", "bt_z", "n_comparisons", "component"]
+    return out_columns + ["ci_low", "ci_high"] if n_bootstrap else out_columns
+
+
+def _labelled_rows(
+    comparisons: pd.DataFrame,
+    group_columns: list[str],
+    columns: PairColumns,
+    label_column: str,
+    weight_column: str | None,
+    n_bootstrap: int,
+    confidence: float,
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """The rows with a label (only the columns the fit needs) and their label codes."""
     needed = _needed_columns(comparisons, group_columns, columns, label_column, weight_column, n_bootstrap)
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     codes_all = encode_labels(comparisons[label_column].reset_index(drop=True))
     keep = codes_all != MISSING
-    frame = comparisons.loc[keep, needed].reset_index(drop=True)
-    codes = codes_all[keep]
-    weights = _weights(frame, weight_column)
-    out_columns = [*group_columns, *columns.item, "bt_score", "bt_z", "n_comparisons", "component"]
-    if n_bootstrap:
-        out_columns += ["ci_low", "ci_high"]
-    if frame.empty:
-        return _empty_scores(comparisons, group_columns, columns, out_columns)
+    return comparisons.loc[keep, needed].reset_index(drop=True), codes_all[keep]
 
+
+def _fitted_scores(
+    frame: pd.DataFrame,
+    codes: np.ndarray,
+    weights: np.ndarray | None,
+    group_columns: list[str],
+    columns: PairColumns,
+    settings: BTSettings,
+    n_bootstrap: int,
+    seed: int,
+    confidence: float,
+) -> pd.DataFrame:
+    """BT fitted per (group, stratum) cell, z-normalised per group, with the bootstrap when asked."""
     group_codes, group_uniques = factorize_columns(frame, group_columns)
     item_a, item_b, item_frame = _item_codes(frame, columns)
     stratum_key, stratum_seed = _stratum_keys(frame, columns.stratum)
@@ -276,9 +303,7 @@ def bt_scores(
     group_hash = _group_key_hash(group_uniques if group_columns else None)
     seeds = _cell_seeds(cells, stratum_key, stratum_seed, group_hash, seed) if n_bootstrap else []
     node_score, boot = _fit_cells(cells, codes, settings, n_bootstrap, seeds, weights)
-
-    out = _scores_table(cells, group_uniques, group_columns, item_frame, node_score, boot, confidence, weights)
-    return out.sort_values([*group_columns, *columns.item], kind="stable").reset_index(drop=True)
+    return _scores_table(cells, group_uniques, group_columns, item_frame, node_score, boot, confidence, weights)
 
 
 def _weights(frame: pd.DataFrame, weight_column: str | None) -> np.ndarray | None:
@@ -393,6 +418,46 @@ def _fit_cells(
     return node_score, boot
 
 
+def _resampled_counts(
+    chunk: range,
+    order: np.ndarray,
+    bounds: np.ndarray,
+    la: np.ndarray,
+    lb: np.ndarray,
+    codes: np.ndarray,
+    n: int,
+    settings: BTSettings,
+    n_bootstrap: int,
+    seeds: list[tuple[int, int, int]],
+) -> np.ndarray:
+    """Count matrices of every replicate of every cell of ``chunk``: each cell's comparisons drawn
+    with replacement from its own seeded stream (as many as it has)."""
+    cell_ids, ia, ib, cc, ww = [], [], [], [], []
+    for j, k in enumerate(chunk):
+        rows = order[bounds[k] : bounds[k + 1]]
+        m = len(rows)
+        rng = np.random.default_rng(np.random.SeedSequence(list(seeds[k])))
+        draws = rng.integers(0, m, size=(n_bootstrap, m))
+        weights = np.bincount((np.arange(n_bootstrap)[:, None] * m + draws).ravel(), minlength=n_bootstrap * m).reshape(
+            n_bootstrap, m
+        )
+        cell_ids.append(np.repeat(j * n_bootstrap + np.arange(n_bootstrap), m))
+        ia.append(np.tile(la[rows], n_bootstrap))
+        ib.append(np.tile(lb[rows], n_bootstrap))
+        cc.append(np.tile(codes[rows], n_bootstrap))
+        ww.append(weights.ravel())
+    return count_matrices(
+        n,
+        np.concatenate(cell_ids),
+        len(chunk) * n_bootstrap,
+        np.concatenate(ia),
+        np.concatenate(ib),
+        np.concatenate(cc),
+        settings.ties,
+        np.concatenate(ww).astype(float),
+    )
+
+
 def _bootstrap_cells(
     params: np.ndarray,
     r_cell: np.ndarray,
@@ -417,30 +482,7 @@ def _bootstrap_cells(
     per_chunk = max(1, 4_000_000 // (n * n * n_bootstrap))
     for start in range(0, k_cells, per_chunk):
         chunk = range(start, min(k_cells, start + per_chunk))
-        cell_ids, ia, ib, cc, ww = [], [], [], [], []
-        for j, k in enumerate(chunk):
-            rows = order[bounds[k] : bounds[k + 1]]
-            m = len(rows)
-            rng = np.random.default_rng(np.random.SeedSequence(list(seeds[k])))
-            draws = rng.integers(0, m, size=(n_bootstrap, m))
-            weights = np.bincount(
-                (np.arange(n_bootstrap)[:, None] * m + draws).ravel(), minlength=n_bootstrap * m
-            ).reshape(n_bootstrap, m)
-            cell_ids.append(np.repeat(j * n_bootstrap + np.arange(n_bootstrap), m))
-            ia.append(np.tile(la[rows], n_bootstrap))
-            ib.append(np.tile(lb[rows], n_bootstrap))
-            cc.append(np.tile(codes[rows], n_bootstrap))
-            ww.append(weights.ravel())
-        counts = count_matrices(
-            n,
-            np.concatenate(cell_ids),
-            len(chunk) * n_bootstrap,
-            np.concatenate(ia),
-            np.concatenate(ib),
-            np.concatenate(cc),
-            settings.ties,
-            np.concatenate(ww).astype(float),
-        )
+        counts = _resampled_counts(chunk, order, bounds, la, lb, codes, n, settings, n_bootstrap, seeds)
         init = np.repeat(params[start : start + len(chunk)], n_bootstrap, axis=0)
         fitted = fit_strengths(
             counts,

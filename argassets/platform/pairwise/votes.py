@@ -139,18 +139,15 @@ def majority_votes(
     judgments
         One row per verdict: the ``key_columns``, ``carry_columns``, the run index and the label
         (``A``/``B``/``Tie``, null when invalid); optionally the order column.
-    key_columns
-        Columns that identify one voted item (its runs are pivoted).
-    carry_columns
-        Columns with one value per key, copied to the output (e.g. the pair's stratum).
+    key_columns, carry_columns
+        Columns that identify one voted item (its runs are pivoted); columns with one value per
+        key, copied to the output (e.g. the pair's stratum).
     names
         Output names of key columns that differ from the input names (also used in errors).
     run_column, label_column, order_column
         Names of the run index, the label and the presentation order.
-    min_runs
-        Run columns the output has at least (``label_run0 .. label_run<R-1>``).
-    min_votes
-        See :func:`majority_of_runs`.
+    min_runs, min_votes
+        Run columns the output has at least (``label_run0 .. label_run<R-1>``); see :func:`majority_of_runs`.
 
     Returns
     -------
@@ -162,36 +159,48 @@ def majority_votes(
     Raises
     ------
     VotingError
-        A missing column, a negative run index, a label outside A/B/Tie, or the same run of the
-        same key twice; the message names the row.
+        A missing column, a negative run index, a label outside A/B/Tie, or a run given twice (naming the row).
     """
-    names = dict(names or {})
     key_columns, carry_columns = list(key_columns), list(carry_columns)
-    missing = [c for c in [*key_columns, *carry_columns, run_column, label_column] if c not in judgments.columns]
-    if missing:
-        raise VotingError(f"judgments: missing column(s) {', '.join(missing)}")
-    out_keys = [names.get(c, c) for c in key_columns]
+    _require_columns(judgments, [*key_columns, *carry_columns, run_column, label_column])
+    out_keys = [dict(names or {}).get(c, c) for c in key_columns]
     keep = judgments[order_column].to_numpy(dtype=object) == "ab" if order_column in judgments.columns else None
     if (len(judgments) if keep is None else int(keep.sum())) == 0:
         return _empty_votes([*out_keys, *carry_columns, *(f"label_run{i}" for i in range(min_runs))])
-
-    def column(name: str) -> np.ndarray:
-        values = judgments[name].to_numpy()
-        return values if keep is None else values[keep]
-
     row_labels = judgments.index.to_numpy() if keep is None else judgments.index.to_numpy()[keep]
-    runs_index = _run_indices(column(run_column), row_labels)
-    codes = _encode_or_name_row(column(label_column), row_labels)
+    runs_index = _run_indices(_selected(judgments, run_column, keep), row_labels)
+    codes = _encode_or_name_row(_selected(judgments, label_column, keep), row_labels)
     n_runs = max(int(runs_index.max()) + 1, min_runs)
     inverse, uniques = factorize_columns(judgments, key_columns, rows=keep)
     runs = _pivot_runs(inverse, runs_index, codes, len(uniques), n_runs, row_labels, uniques, out_keys)
     out = uniques.set_axis(out_keys, axis=1)
     for name in carry_columns:
-        values = column(name)
-        carried = np.empty(len(uniques), dtype=values.dtype)
-        carried[inverse] = values
-        out[name] = carried
-    for i in range(n_runs):
+        out[name] = _carried(_selected(judgments, name, keep), inverse, len(uniques))
+    return _with_votes(out, runs, min_votes)
+
+
+def _carried(values: np.ndarray, inverse: np.ndarray, n_keys: int) -> np.ndarray:
+    """Per key, the value of its rows (one per key, so the last row's)."""
+    carried = np.empty(n_keys, dtype=values.dtype)
+    carried[inverse] = values
+    return carried
+
+
+def _require_columns(judgments: pd.DataFrame, columns: list[str]) -> None:
+    missing = [c for c in columns if c not in judgments.columns]
+    if missing:
+        raise VotingError(f"judgments: missing column(s) {', '.join(missing)}")
+
+
+def _selected(judgments: pd.DataFrame, name: str, keep: np.ndarray | None) -> np.ndarray:
+    """The values of column ``name`` on the rows that vote (``keep``; every row when None)."""
+    values = judgments[name].to_numpy()
+    return values if keep is None else values[keep]
+
+
+def _with_votes(out: pd.DataFrame, runs: np.ndarray, min_votes: int) -> pd.DataFrame:
+    """``out`` with the label of every run, the number of valid runs and the majority label."""
+    for i in range(runs.shape[1]):
         out[f"label_run{i}"] = decode_labels(runs[:, i])
     out["n_valid_runs"] = (runs >= 0).sum(axis=1).astype(np.int64)
     out["majority_label"] = decode_labels(majority_of_runs(runs, min_votes=min_votes))

@@ -12,7 +12,7 @@ from argassets.platform.registry.entries import ModelRegistry
 from argassets.platform.reporting.presentation import markdown_table, png_markdown
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.registry import ModelRegistryResource
-from argassets.political.assets.common import _storable
+from argassets.political.assets.common import storable
 from argassets.political.assets.prompts import HUMAN_DIR
 from argassets.political.assets.study_systems import pairwise_systems, platform_item_values, pointwise_systems
 from argassets.political.human_studies import (
@@ -93,7 +93,7 @@ def _verdicts(table: pd.DataFrame) -> pd.DataFrame:
 def _replacement_output(table: pd.DataFrame, config: HumanReplacementConfig) -> dg.Output:
     tests = table[["task", "test", "test_reason", "clustering"]].drop_duplicates()
     return dg.Output(
-        _storable(table),
+        storable(table),
         output_name="political_annotator_replacement",
         metadata={
             "dagster/row_count": len(table),
@@ -122,7 +122,7 @@ def _affiliation_output(table: pd.DataFrame, human: HumanTasks, config: HumanRep
     pivot = agreement.pivot_table(index=["task", "system"], columns="group", values="estimate").reset_index()
     tested = table[table["p_value"].notna()]
     return dg.Output(
-        _storable(table),
+        storable(table),
         output_name="political_affiliation_agreement",
         metadata={
             "dagster/row_count": len(table),
@@ -244,7 +244,7 @@ def political_ppi_estimates(
     overall = table[table["debate"] == "all"]
     sizes = arguments["bucket"].value_counts().to_dict()
     return dg.Output(
-        _storable(table),
+        storable(table),
         metadata={
             "dagster/row_count": len(table),
             "bucket_ranges": dg.MetadataValue.json(ranges),

@@ -5,7 +5,7 @@ import pandas as pd
 from argassets.platform.registry.entries import ModelRegistry
 
 
-def _storable(frame: pd.DataFrame) -> pd.DataFrame:
+def storable(frame: pd.DataFrame) -> pd.DataFrame:
     """Text columns as pandas strings, so DuckDB types them VARCHAR even when empty or all null."""
     out = frame.copy()
     for column in out.columns:
@@ -14,7 +14,7 @@ def _storable(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _kind(system: str, registry: ModelRegistry | None) -> str:
+def system_kind(system: str, registry: ModelRegistry | None) -> str:
     if registry is not None:
         try:
             if registry.get(system).is_baseline:

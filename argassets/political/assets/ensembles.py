@@ -11,7 +11,7 @@ from argassets.platform.reporting.partition_coverage import check_partition_cove
 from argassets.platform.reporting.presentation import markdown_table
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.registry import ModelRegistryResource
-from argassets.political.assets.common import _storable
+from argassets.political.assets.common import storable
 from argassets.political.ensembles import ENSEMBLES, ensemble_membership, members_of, pool_ensemble
 from argassets.political.model_stats import PREDICTION_STATS_COLUMNS, model_stats
 from argassets.political.prompts import N_REPETITIONS
@@ -44,7 +44,7 @@ def political_model_stats(
         else pd.DataFrame()
     )
     return dg.Output(
-        _storable(stats),
+        storable(stats),
         metadata={
             "dagster/row_count": len(stats),
             "models": dg.MetadataValue.md(markdown_table(per_model)),
@@ -72,7 +72,7 @@ def _membership(
 MEMBERSHIP_COLUMNS = ["system", "reasoning", "n_scores", "n_na", "n_invalid", "eligible", "E1", "E2", "E3", "note"]
 
 
-def _membership_frame(members: list) -> pd.DataFrame:
+def membership_frame(members: list) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
@@ -121,9 +121,9 @@ def political_ensemble_members(
     """Which models form E1 (all), E2 (registry reasoning flag) and E3 (NA answers outnumber valid scores)."""
     reg = registry.load()
     systems = political_model_stats["system"].unique() if len(political_model_stats) else []
-    frame = _membership_frame(_membership(political_model_stats, reg, published_counts(reg, data.root(), systems)))
+    frame = membership_frame(_membership(political_model_stats, reg, published_counts(reg, data.root(), systems)))
     return dg.Output(
-        _storable(frame),
+        storable(frame),
         metadata={"dagster/row_count": len(frame), "membership": dg.MetadataValue.md(markdown_table(frame))},
     )
 
@@ -168,10 +168,10 @@ def political_ensembles(
         political_model_stats, registry.load(), counts_of(political_ensemble_members)
     )
     return dg.Output(
-        _storable(table),
+        storable(table),
         metadata={
             "dagster/row_count": len(table),
             "members": dg.MetadataValue.json(listed),
-            "membership": dg.MetadataValue.md(markdown_table(_membership_frame(members))),
+            "membership": dg.MetadataValue.md(markdown_table(membership_frame(members))),
         },
     )

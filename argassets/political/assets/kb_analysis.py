@@ -5,7 +5,7 @@ import pandas as pd
 
 from argassets.platform.reporting.pages import page_url
 from argassets.platform.reporting.presentation import markdown_table, png_markdown
-from argassets.political.assets.common import _storable
+from argassets.political.assets.common import storable
 from argassets.political.assets.results_page import RESULTS_PAGE
 from argassets.political.results_page_kb import KB_ANCHOR
 from argassets.political.structure import acceptability, ambiguity, debates, distance, facets, plots, positions
@@ -36,7 +36,7 @@ def political_kb_facets(
         table[["justified", "undermined", "rebutted"]].sum().rename("arguments").rename_axis("status").reset_index()
     )
     return dg.Output(
-        _storable(table),
+        storable(table),
         metadata={
             "dagster/row_count": len(table),
             "speaker_roles": _md(facets.role_coverage(table)),
@@ -64,7 +64,7 @@ def political_system_positions(
         )
         .reset_index()
     )
-    return dg.Output(_storable(table), metadata={"dagster/row_count": len(table), "systems": _md(per_system)})
+    return dg.Output(storable(table), metadata={"dagster/row_count": len(table), "systems": _md(per_system)})
 
 
 @dg.multi_asset(
@@ -88,7 +88,7 @@ def political_relation_tables(
     table, robust = distance.relation_distances(political_system_positions, political_kb_relations, political_kb_facets)
     reference = table[(table["system"] == REFERENCE) & (table["source_side"] == "all")]
     yield dg.Output(
-        _storable(table),
+        storable(table),
         output_name="political_relation_distance",
         metadata={
             "dagster/row_count": len(table),
@@ -101,7 +101,7 @@ def political_relation_tables(
     )
     summary = distance.robustness_summary(robust)
     yield dg.Output(
-        _storable(robust),
+        storable(robust),
         output_name="political_relation_robustness",
         metadata={
             "dagster/row_count": len(robust),
@@ -121,7 +121,7 @@ def political_ambiguity(
     table = ambiguity.ambiguity_by_facet(political_system_positions, political_kb_facets)
     shown = table[table["system"].isin([REFERENCE, positions.ACROSS_MODELS]) & (table["facet"] != "debate")]
     return dg.Output(
-        _storable(table),
+        storable(table),
         metadata={
             "dagster/row_count": len(table),
             f"{REFERENCE}_and_across_models": _md(shown),
@@ -142,7 +142,7 @@ def political_debate_positions(
     """Per system and dated debate: mean position of the political arguments and mean P(NA), with intervals."""
     table = debates.debate_positions(political_system_positions, political_kb_facets)
     return dg.Output(
-        _storable(table),
+        storable(table),
         metadata={
             "dagster/row_count": len(table),
             f"{REFERENCE}": _md(table[table["system"] == REFERENCE]),
@@ -158,7 +158,7 @@ def political_recurring_speakers(
     """Named speakers heard in several debates, traced: their mean position and P(NA) per debate and system."""
     table = debates.recurring_speakers(political_system_positions, political_kb_facets)
     return dg.Output(
-        _storable(table),
+        storable(table),
         metadata={
             "dagster/row_count": len(table),
             "speakers": int(table["speaker"].nunique()),
@@ -174,6 +174,6 @@ def political_acceptability(
     """Do justified, undermined or rebutted arguments differ in position, extremity or P(NA)? Per system."""
     table = acceptability.acceptability_differences(political_system_positions, political_kb_facets)
     return dg.Output(
-        _storable(table),
+        storable(table),
         metadata={"dagster/row_count": len(table), f"{REFERENCE}": _md(table[table["system"] == REFERENCE])},
     )

@@ -14,6 +14,7 @@ from argassets.political import aif, aspic, kb_counts
 from argassets.political import episodes as aif_episodes
 from argassets.political import knowledge_base as kb_graph
 from argassets.political import neo4j_export as nx
+from argassets.political import neo4j_graph as ng
 from argassets.political.release_facts import QT30_MANIFEST, QT30_NODESET_PATTERN
 from argassets.political.resources import Neo4jResource
 
@@ -162,6 +163,35 @@ class AspicConfig(dg.Config):
     max_per_rule: int = aspic.DEFAULT_MAX_PER_RULE
 
 
+def _dung_arguments_metadata(
+    arguments: list[aspic.Argument], report: aspic.ConstructionReport, config: AspicConfig, grounded_size: int
+) -> dict[str, Any]:
+    """The Dung arguments' page: counts, arguments per depth, and the construction's limits."""
+    depth_table = (
+        pd.Series(Counter(a.depth for a in arguments))
+        .sort_index()
+        .rename("arguments")
+        .rename_axis("depth")
+        .reset_index()
+    )
+    limits = {
+        "max_depth": config.max_depth,
+        "max_per_rule": config.max_per_rule,
+        "depth_limit_hit": report.depth_limit_hit,
+        "rules_truncated": len(report.rules_truncated),
+    }
+    return {
+        "arguments": report.arguments,
+        "premise_arguments": report.premise_arguments,
+        "rule_arguments": report.rule_arguments,
+        "rules_never_applicable": report.rules_without_arguments,
+        "circular_combinations_skipped": report.circular_skipped,
+        "grounded_extension_size": grounded_size,
+        "arguments_per_depth": dg.MetadataValue.md(markdown_table(depth_table, max_rows=1000)),
+        "construction_limits": dg.MetadataValue.json(limits),
+    }
+
+
 @dg.multi_asset(
     outs={
         "political_aspic": dg.AssetOut(
@@ -200,12 +230,6 @@ def political_aspic_tables(
             f"argument construction bounded: depth limit hit={report.depth_limit_hit}, "
             f"{len(report.rules_truncated)} rules truncated at {config.max_per_rule} combinations"
         )
-    limits = {
-        "max_depth": config.max_depth,
-        "max_per_rule": config.max_per_rule,
-        "depth_limit_hit": report.depth_limit_hit,
-        "rules_truncated": len(report.rules_truncated),
-    }
     yield dg.Output(
         aspic.theory_table(theory),
         output_name="political_aspic",
@@ -217,26 +241,10 @@ def political_aspic_tables(
             "undercutters_not_modelled": theory.undercutters,
         },
     )
-    depth_table = (
-        pd.Series(Counter(a.depth for a in arguments))
-        .sort_index()
-        .rename("arguments")
-        .rename_axis("depth")
-        .reset_index()
-    )
     yield dg.Output(
         aspic.arguments_table(arguments, kb_of),
         output_name="political_dung_arguments",
-        metadata={
-            "arguments": report.arguments,
-            "premise_arguments": report.premise_arguments,
-            "rule_arguments": report.rule_arguments,
-            "rules_never_applicable": report.rules_without_arguments,
-            "circular_combinations_skipped": report.circular_skipped,
-            "grounded_extension_size": len(grounded),
-            "arguments_per_depth": dg.MetadataValue.md(markdown_table(depth_table, max_rows=1000)),
-            "construction_limits": dg.MetadataValue.json(limits),
-        },
+        metadata=_dung_arguments_metadata(arguments, report, config, len(grounded)),
     )
     yield dg.Output(
         aspic.defeats_table(defeats),
@@ -296,12 +304,12 @@ def neo4j_political_kb(
             predictions=predictions,
             log=context.log.info,
         )
-        counts = nx.graph_counts(driver, settings.database)
-    expected = nx.expected_counts(political_kb_arguments, political_kb_relations)
+        counts = ng.graph_counts(driver, settings.database)
+    expected = ng.expected_counts(political_kb_arguments, political_kb_relations)
     summary = pd.DataFrame(
         [
             {
-                "element": "node" if name == nx.ARGUMENT_LABEL else "relationship",
+                "element": "node" if name == ng.ARGUMENT_LABEL else "relationship",
                 "name": name,
                 "duckdb_count": expected[name],
                 "neo4j_count": counts[name],
@@ -315,8 +323,8 @@ def neo4j_political_kb(
         summary,
         metadata={
             **{f"neo4j_{k}": v for k, v in settings.describe().items()},
-            "nodes": counts[nx.ARGUMENT_LABEL],
-            "relationships": sum(v for k, v in counts.items() if k != nx.ARGUMENT_LABEL),
+            "nodes": counts[ng.ARGUMENT_LABEL],
+            "relationships": sum(v for k, v in counts.items() if k != ng.ARGUMENT_LABEL),
             "batches": result.batches,
             "export_seconds": round(result.seconds, 2),
             "export_stamp": result.stamp,

@@ -5,7 +5,7 @@ import pandas as pd
 
 from argassets.platform.reporting.presentation import markdown_table
 from argassets.platform.resources.data import PublishedDataResource
-from argassets.political.assets.common import _storable
+from argassets.political.assets.common import storable
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
 from argassets.political.prompts import render_prompts
 from argassets.political.published_index import (
@@ -24,7 +24,7 @@ def political_prompts(political_kb_arguments: pd.DataFrame) -> dg.Output[pd.Data
     """The published protocol prompt (system + user) for every knowledge-base argument, with its hash."""
     prompts = render_prompts(political_kb_arguments)
     return dg.Output(
-        _storable(prompts),
+        storable(prompts),
         metadata={
             "dagster/row_count": len(prompts),
             "distinct_prompts": int(prompts["prompt_sha256"].nunique()),
@@ -45,7 +45,7 @@ def political_study_items(data: PublishedDataResource, political_kb_arguments: p
     summary = matches.groupby(["study", "match"]).size().reset_index(name="items")
     unmatched = matches[matches["match"] == "unmatched"]
     return dg.Output(
-        _storable(matches),
+        storable(matches),
         metadata={
             "dagster/row_count": len(matches),
             "matched": int(matches["argument_id"].notna().sum()),
@@ -78,7 +78,7 @@ def political_published_index(data: PublishedDataResource, political_prompts: pd
     unmatched = index[index["match"] == "unmatched"]
     by_rule = index.groupby("match").size().rename("rows").reset_index()
     return dg.Output(
-        _storable(index),
+        storable(index),
         metadata={
             "dagster/row_count": len(index),
             "file": str(path),

@@ -6,7 +6,7 @@ import pandas as pd
 from argassets.platform.reporting.presentation import figure_png, markdown_table, png_markdown, pyplot
 from argassets.platform.resources.storage import read_stored_table
 from argassets.platform.storage.embedding_cache import EmbeddingCache
-from argassets.political.assets.common import _storable
+from argassets.political.assets.common import storable
 from argassets.political.assets.knowledge_base import read_optional_tables
 from argassets.political.resources import Neo4jResource
 from argassets.political.retrieval import evaluation as ev
@@ -51,7 +51,7 @@ def political_argument_embeddings(
         f"in {run.seconds:.1f} s"
     )
     # text columns typed for DuckDB; the vectors stay lists of floats (DOUBLE[])
-    stored = _storable(table.drop(columns=["embedding"])).assign(embedding=table["embedding"])
+    stored = storable(table.drop(columns=["embedding"])).assign(embedding=table["embedding"])
     return dg.Output(
         stored,
         metadata={
@@ -154,7 +154,7 @@ def political_retrieval_evaluation(
     separation = ev.separation(per_query, "vector/left", "vector/right")
     context.log.info(f"separation of opposite filters: {separation}")
     return dg.Output(
-        _storable(summary),
+        storable(summary),
         metadata={
             "queries": len(queries),
             "store": "embedded (exact search)",

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from argassets.platform.registry.entries import ModelRegistry
-from argassets.political.assets.common import _kind
+from argassets.political.assets.common import system_kind
 from argassets.political.assets.ensembles import counts_of, ensemble_table
 from argassets.political.ensembles import ENSEMBLES
 from argassets.political.human_studies import PairwiseStudy, PointwiseStudy
@@ -55,7 +55,7 @@ def platform_item_values(
 
 
 def _platform_kind(name: str, registry: ModelRegistry) -> str:
-    return "ensemble" if name in ENSEMBLES else _kind(name, registry)
+    return "ensemble" if name in ENSEMBLES else system_kind(name, registry)
 
 
 def _published_kind(prefix: str) -> str:

@@ -15,11 +15,10 @@ from argassets.platform.reporting.presentation import markdown_table, png_markdo
 from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.stats.tables import INTERVAL_COLUMNS
-from argassets.political.assets.common import _kind, _storable
+from argassets.political.assets.common import storable, system_kind
 from argassets.political.assets.prompts import HUMAN_DIR
 from argassets.political.assets.results_page import RESULTS_PAGE, results_page_path
-from argassets.political.assets.study_systems import platform_item_values as _platform_item_values
-from argassets.political.assets.study_systems import platform_systems as _platform_systems  # noqa: F401 (tests)
+from argassets.political.assets.study_systems import platform_item_values
 from argassets.political.ensembles import ENSEMBLES
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
 from argassets.political.paper_figures import PAPER_ANCHOR
@@ -82,10 +81,10 @@ def _pairwise_systems(
     study_items: pd.DataFrame,
 ) -> dict[str, tuple[str, list]]:
     """Every system's scores on the pairwise items: the platform's models and ensembles, then the study file's."""
-    platform = _platform_item_values(stats, reg, members, study_items, "pairwise", meta_ids, "scores")
+    platform = platform_item_values(stats, reg, members, study_items, "pairwise", meta_ids, "scores")
     systems: dict[str, tuple[str, list]] = {}
     for name, values in platform.items():
-        systems[name] = ("ensemble" if name in ENSEMBLES else _kind(name, reg), values)
+        systems[name] = ("ensemble" if name in ENSEMBLES else system_kind(name, reg), values)
     for prefix, group in study.published.groupby("prefix"):
         kind = "published-ensemble" if prefix.startswith("ensemble") else "published"
         systems[f"published:{prefix}"] = (kind, group.set_index("meta_id").loc[meta_ids, "scores"].map(list).tolist())
@@ -157,12 +156,12 @@ def political_pairwise_validation(
     seconds = time.perf_counter() - started
     context.log.info(f"intervals over {n_clusters} debates in {seconds:.1f} s")
     yield dg.Output(
-        _storable(report),
+        storable(report),
         output_name="political_pairwise_validation",
         metadata=_pairwise_metadata(report, config, len(systems), design, n_clusters) | {"interval_seconds": seconds},
     )
     yield dg.Output(
-        _storable(uncertain.comparisons),
+        storable(uncertain.comparisons),
         output_name="political_pairwise_comparisons",
         metadata=_comparisons_metadata(uncertain.comparisons, config, "subset"),
     )
@@ -216,7 +215,7 @@ def political_human_agreement(
     design = PairwiseDesign.build(meta_ids, study.pairs, study.votes, e3)
     table = interannotator_agreement(design, study.votes)
     return dg.Output(
-        _storable(table),
+        storable(table),
         metadata={"dagster/row_count": len(table), "agreement": dg.MetadataValue.md(markdown_table(table))},
     )
 
@@ -250,7 +249,7 @@ def political_pairwise_connections(data: PublishedDataResource) -> dg.Output[pd.
     ideal = math.log2(non_empty)
     described = table["entropy_bits"].describe()
     return dg.Output(
-        _storable(table),
+        storable(table),
         metadata={
             "dagster/row_count": len(table),
             "pairs": len(pairs),
@@ -300,7 +299,7 @@ def _pointwise_systems(
     """Every system's P(NA) on the pointwise items, and the inter-model groups (platform, published)."""
     systems: dict[str, tuple[str, np.ndarray]] = {}
     for name, values in platform.items():
-        kind = "ensemble" if name in ENSEMBLES else _kind(name, reg)
+        kind = "ensemble" if name in ENSEMBLES else system_kind(name, reg)
         systems[name] = (kind, np.array([np.nan if v is None else float(v) for v in values]))
     published_names = []
     for prefix, group in study.published.groupby("prefix"):
@@ -344,7 +343,7 @@ def political_pointwise_validation(
     """Is the argument political? Agreement with the human majority per system and partition, with intervals."""
     study = read_pointwise_study(data.require(HUMAN_DIR))
     meta_ids = list(study.items["meta_id"])
-    platform = _platform_item_values(
+    platform = platform_item_values(
         political_model_stats,
         registry.load(),
         political_ensemble_members,
@@ -378,13 +377,13 @@ def political_pointwise_validation(
         sorted(set(political_model_stats["system"].unique()) - set(platform)) if len(political_model_stats) else []
     )
     yield dg.Output(
-        _storable(report),
+        storable(report),
         output_name="political_pointwise_validation",
         metadata=_pointwise_metadata(report, config, len(systems), unscored, n_clusters)
         | {"interval_seconds": seconds},
     )
     yield dg.Output(
-        _storable(uncertain.comparisons),
+        storable(uncertain.comparisons),
         output_name="political_pointwise_comparisons",
         metadata=_comparisons_metadata(uncertain.comparisons, config, "partition"),
     )

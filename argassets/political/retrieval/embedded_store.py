@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from argassets.political.neo4j_export import RELATIONSHIP_TYPES
+from argassets.political.neo4j_graph import RELATIONSHIP_TYPES
 from argassets.political.retrieval.embeddings import embedding_matrix
 from argassets.political.retrieval.query import PoliticalFilter, RetrievalError, RetrievalQuery, RetrievalResult
 

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 from neo4j import Driver
 
-from argassets.political.neo4j_export import ARGUMENT_LABEL, system_property_prefix
+from argassets.political.neo4j_export import system_property_prefix
+from argassets.political.neo4j_graph import ARGUMENT_LABEL
 from argassets.political.retrieval.embedded_store import order_results
 from argassets.political.retrieval.query import RetrievalError, RetrievalQuery, RetrievalResult
 

@@ -19,7 +19,7 @@ import math
 from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
-from argassets.political.neo4j_export import RELATIONSHIP_TYPES
+from argassets.political.neo4j_graph import RELATIONSHIP_TYPES
 
 Method = Literal["vector", "typical", "chosen"]
 Direction = Literal["incoming", "outgoing", "both"]

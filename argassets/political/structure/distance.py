@@ -111,6 +111,36 @@ def _system_rows(
     return frame, observed.replicates[:, :n_rel]
 
 
+def _relation_codes(relations: pd.DataFrame, index: pd.Series) -> tuple[pd.Series, pd.Series, np.ndarray]:
+    """Each relation's source and target positions in ``index`` and its type's code in :data:`RELATIONS`."""
+    src = relations["source_id"].map(index)
+    tgt = relations["target_id"].map(index)
+    if src.isna().any() or tgt.isna().any():
+        bad = relations[src.isna() | tgt.isna()].iloc[0]
+        raise ValueError(f"relation {bad['source_id']} -> {bad['target_id']}: an end is no KB argument")
+    unknown = set(relations["relation"]) - set(RELATIONS)
+    if unknown:
+        raise ValueError(f"political_kb_relations: unknown relation type(s) {sorted(unknown)}")
+    return src, tgt, relations["relation"].map({r: i for i, r in enumerate(RELATIONS)}).to_numpy(dtype=int)
+
+
+def _robustness_row(system: object, kind: str, frame: pd.DataFrame, difference: np.ndarray) -> dict[str, object]:
+    """One system's attacks-minus-supports mean |Δ| with its interval from the replicates' ``difference``."""
+    low, high = replicate_interval(difference[:, None])
+    estimate = frame.loc[frame["source_side"] == "all"].set_index("relation")
+    return {
+        "system": system,
+        "kind": kind,
+        "attacks_mean_abs_diff": estimate.at["ATTACKS", "mean_abs_diff"],
+        "supports_mean_abs_diff": estimate.at["SUPPORTS", "mean_abs_diff"],
+        "difference": estimate.at["ATTACKS", "mean_abs_diff"] - estimate.at["SUPPORTS", "mean_abs_diff"],
+        "difference_low": float(low[0]),
+        "difference_high": float(high[0]),
+        "attacks_ratio_to_null": estimate.at["ATTACKS", "ratio_to_null"],
+        "supports_ratio_to_null": estimate.at["SUPPORTS", "ratio_to_null"],
+    }
+
+
 def relation_distances(
     positions: pd.DataFrame,
     relations: pd.DataFrame,
@@ -137,15 +167,7 @@ def relation_distances(
         one row per system: mean |Δ| of attacks minus that of supports, with its interval.
     """
     index = pd.Series(np.arange(len(facets)), index=facets["argument_id"].to_numpy())
-    src = relations["source_id"].map(index)
-    tgt = relations["target_id"].map(index)
-    if src.isna().any() or tgt.isna().any():
-        bad = relations[src.isna() | tgt.isna()].iloc[0]
-        raise ValueError(f"relation {bad['source_id']} -> {bad['target_id']}: an end is no KB argument")
-    unknown = set(relations["relation"]) - set(RELATIONS)
-    if unknown:
-        raise ValueError(f"political_kb_relations: unknown relation type(s) {sorted(unknown)}")
-    rel = relations["relation"].map({r: i for i, r in enumerate(RELATIONS)}).to_numpy(dtype=int)
+    src, tgt, rel = _relation_codes(relations, index)
     debate = pd.factorize(facets["episode"], sort=True)[0]
     if len(debate) == 0:
         return pd.DataFrame(columns=DISTANCE_COLUMNS), pd.DataFrame(columns=ROBUSTNESS_COLUMNS)
@@ -161,22 +183,7 @@ def relation_distances(
         frame, replicates = _system_rows(p, src_i, tgt_i, rel, debate, weights)
         kind = str(rows["kind"].iloc[0])
         frames.append(frame.assign(system=system, kind=kind))
-        difference = replicates[:, attacks] - replicates[:, supports]
-        low, high = replicate_interval(difference[:, None])
-        estimate = frame.loc[frame["source_side"] == "all"].set_index("relation")
-        robust.append(
-            {
-                "system": system,
-                "kind": kind,
-                "attacks_mean_abs_diff": estimate.at["ATTACKS", "mean_abs_diff"],
-                "supports_mean_abs_diff": estimate.at["SUPPORTS", "mean_abs_diff"],
-                "difference": estimate.at["ATTACKS", "mean_abs_diff"] - estimate.at["SUPPORTS", "mean_abs_diff"],
-                "difference_low": float(low[0]),
-                "difference_high": float(high[0]),
-                "attacks_ratio_to_null": estimate.at["ATTACKS", "ratio_to_null"],
-                "supports_ratio_to_null": estimate.at["SUPPORTS", "ratio_to_null"],
-            }
-        )
+        robust.append(_robustness_row(system, kind, frame, replicates[:, attacks] - replicates[:, supports]))
     distances = (
         pd.concat(frames, ignore_index=True)[DISTANCE_COLUMNS] if frames else pd.DataFrame(columns=DISTANCE_COLUMNS)
     )

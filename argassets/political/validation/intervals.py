@@ -161,7 +161,7 @@ def pointwise_statistic(
     return outputs, _PointwiseParts(stack(confusion), stack(coincidence), medians, sources)
 
 
-def _pointwise_values(parts: _PointwiseParts, weights: np.ndarray) -> np.ndarray:
+def pointwise_values(parts: _PointwiseParts, weights: np.ndarray) -> np.ndarray:
     b = len(weights)
     confusion = weighted_tables(weights, parts.confusion).reshape(b, -1, 2, 2)
     figures = classification_metrics(confusion)
@@ -198,7 +198,7 @@ def ordinal_alpha_weighted(a: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.nd
     (Krippendorff's ordinal metric: ``delta_ck = M_k - M_c``), so
     ``alpha = 1 - (N - 1) sum_u w_u (M_a - M_b)^2 / (N sum w (M - mean)^2)`` with ``N = 2 sum w``.
     This is the general form (one pooled sort per row); the bootstrap uses
-    :func:`_ordinal_alpha_midranks`, equal to it on mid-ranks (tested).
+    :func:`ordinal_alpha_midranks`, equal to it on mid-ranks (tested).
     """
     n = a.shape[1]
     values = np.concatenate([a, b], axis=1)
@@ -235,7 +235,7 @@ def _cdf_at(values: np.ndarray, weights: np.ndarray, queries: np.ndarray) -> np.
     return (running[where] - 0.5 * histogram[where]).reshape(queries.shape)
 
 
-def _ordinal_alpha_midranks(a: np.ndarray, b: np.ndarray, w: np.ndarray, chunk: int = 4096) -> np.ndarray:
+def ordinal_alpha_midranks(a: np.ndarray, b: np.ndarray, w: np.ndarray, chunk: int = 4096) -> np.ndarray:
     """:func:`ordinal_alpha_weighted` for mid-ranks under integer weights (multiples of 1/2), rows in chunks.
 
     A value's pooled mid-rank is its own rater's mid-rank (the value itself) plus the other
@@ -346,7 +346,7 @@ def _quadratic_stack(weights: np.ndarray, tables: np.ndarray) -> np.ndarray:
     return (inner * weights[:, None, :]).sum(axis=2).reshape(len(weights), *lead)
 
 
-def _pairwise_values(parts: _PairwiseParts, weights: np.ndarray, chunk: int = 48) -> np.ndarray:
+def pairwise_values(parts: _PairwiseParts, weights: np.ndarray, chunk: int = 48) -> np.ndarray:
     b, k = len(weights), len(parts.subset_of)
     w = weights[:, parts.item_cluster]
     n = w.shape[1]
@@ -364,7 +364,7 @@ def _pairwise_values(parts: _PairwiseParts, weights: np.ndarray, chunk: int = 48
             discordant = 0.5 * _quadratic_stack(weights, parts.discordance[part])
             values[1, :, part] = 1.0 - discordant / (drawn * (drawn - 1.0) / 2.0)
             weights_k = np.broadcast_to(w[:, None, :], own.shape).reshape(b * size, n)
-            alpha = _ordinal_alpha_midranks(own.reshape(b * size, n), theirs.reshape(b * size, n), weights_k)
+            alpha = ordinal_alpha_midranks(own.reshape(b * size, n), theirs.reshape(b * size, n), weights_k)
             values[2, :, part] = alpha.reshape(b, size)
             confusion = _quadratic_stack(weights, parts.cells[part]).reshape(b, size, 2, 2)
             values[3, :, part] = classification_metrics(confusion)["macro_f1"]
@@ -398,7 +398,7 @@ def run_bootstrap(
     kept = [c for c in comparisons if c[0] in position and c[1] in position]
     if len(kept) != len(comparisons):
         raise ValueError(f"{what}: a comparison names a figure without an interval")
-    values = _pointwise_values if isinstance(parts, _PointwiseParts) else _pairwise_values
+    values = pointwise_values if isinstance(parts, _PointwiseParts) else pairwise_values
     result = paired_bootstrap(
         lambda weights: values(parts, weights),  # type: ignore[arg-type]
         n_clusters,

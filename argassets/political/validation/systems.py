@@ -56,6 +56,48 @@ def system_item_values(stats: pd.DataFrame, keys: Sequence[Sequence[str]], colum
     return out
 
 
+#: Point colour of each ``kind`` in :func:`plot_f1_vs_alpha` (purple for any other).
+KIND_COLOURS = {
+    "model": "tab:blue",
+    "ensemble": "tab:red",
+    "published": "tab:gray",
+    "published-ensemble": "tab:brown",
+    "human": "tab:green",
+    "baseline": "black",
+}
+
+
+def _plot_kind(axis: Any, group: pd.DataFrame, kind: str, colour: str) -> None:
+    """One kind's points on one panel, with their intervals (when the report has them) and names."""
+    if {"alpha_ordinal_low", "macro_f1_low"} <= set(group.columns):
+        # 95% intervals clustered over debates (docs/uncertainty.md), thin so the points stay readable.
+        x, y = group["alpha_ordinal"].astype(float), group["macro_f1"].astype(float)
+        xerr = np.vstack([x - group["alpha_ordinal_low"].astype(float), group["alpha_ordinal_high"].astype(float) - x])
+        yerr = np.vstack([y - group["macro_f1_low"].astype(float), group["macro_f1_high"].astype(float) - y])
+        axis.errorbar(
+            x,
+            y,
+            xerr=np.nan_to_num(xerr.clip(0)),
+            yerr=np.nan_to_num(yerr.clip(0)),
+            fmt="none",
+            ecolor=colour,
+            elinewidth=0.5,
+            alpha=0.5,
+        )
+    axis.scatter(group["alpha_ordinal"], group["macro_f1"], s=18, c=colour, label=kind)
+    for record in group.itertuples(index=False):
+        if np.isfinite(record.alpha_ordinal) and np.isfinite(record.macro_f1):
+            label = record.system.removeprefix("published:")
+            axis.annotate(
+                label,
+                (record.alpha_ordinal, record.macro_f1),
+                fontsize=5,
+                alpha=0.8,
+                xytext=(2, 2),
+                textcoords="offset points",
+            )
+
+
 def plot_f1_vs_alpha(report: pd.DataFrame, title: str = "Pairwise validation") -> bytes:
     """The paper's main figure: macro-F1 against ordinal alpha for every row, one panel per subset.
 
@@ -69,14 +111,6 @@ def plot_f1_vs_alpha(report: pd.DataFrame, title: str = "Pairwise validation") -
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    colours = {
-        "model": "tab:blue",
-        "ensemble": "tab:red",
-        "published": "tab:gray",
-        "published-ensemble": "tab:brown",
-        "human": "tab:green",
-        "baseline": "black",
-    }
     subsets = [s for s in SUBSETS if s in set(report["subset"])]
     columns = min(3, len(subsets))
     rows_of_panels = -(-len(subsets) // columns)
@@ -87,36 +121,7 @@ def plot_f1_vs_alpha(report: pd.DataFrame, title: str = "Pairwise validation") -
     for axis, subset in zip(axes, subsets, strict=False):
         rows = report[report["subset"] == subset]
         for kind, group in rows.groupby("kind"):
-            colour = colours.get(kind, "tab:purple")
-            if {"alpha_ordinal_low", "macro_f1_low"} <= set(group.columns):
-                # 95% intervals clustered over debates (docs/uncertainty.md), thin so the points stay readable.
-                x, y = group["alpha_ordinal"].astype(float), group["macro_f1"].astype(float)
-                xerr = np.vstack(
-                    [x - group["alpha_ordinal_low"].astype(float), group["alpha_ordinal_high"].astype(float) - x]
-                )
-                yerr = np.vstack([y - group["macro_f1_low"].astype(float), group["macro_f1_high"].astype(float) - y])
-                axis.errorbar(
-                    x,
-                    y,
-                    xerr=np.nan_to_num(xerr.clip(0)),
-                    yerr=np.nan_to_num(yerr.clip(0)),
-                    fmt="none",
-                    ecolor=colour,
-                    elinewidth=0.5,
-                    alpha=0.5,
-                )
-            axis.scatter(group["alpha_ordinal"], group["macro_f1"], s=18, c=colour, label=kind)
-            for record in group.itertuples(index=False):
-                if np.isfinite(record.alpha_ordinal) and np.isfinite(record.macro_f1):
-                    label = record.system.removeprefix("published:")
-                    axis.annotate(
-                        label,
-                        (record.alpha_ordinal, record.macro_f1),
-                        fontsize=5,
-                        alpha=0.8,
-                        xytext=(2, 2),
-                        textcoords="offset points",
-                    )
+            _plot_kind(axis, group, str(kind), KIND_COLOURS.get(str(kind), "tab:purple"))
         n_pairs = int(rows["n_pairs"].iloc[0]) if len(rows) else 0
         axis.set_title(f"{subset} ({n_pairs} pairs)")
         axis.set_xlabel("ordinal Krippendorff alpha (ranks vs humans)")
