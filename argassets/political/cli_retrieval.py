@@ -117,7 +117,7 @@ def open_retriever(args: argparse.Namespace) -> Iterator[Retriever]:
         driver.close()
 
 
-def _print_results(results: list[RetrievalResult], as_json: bool, floor: float | None = None) -> None:
+def print_results(results: list[RetrievalResult], as_json: bool, floor: float | None = None) -> None:
     """Each result above the similarity ``floor``, grouped; a line already shown in its group is left out."""
     kept = [r for r in results if floor is None or r.similarity >= floor]
     if as_json:
@@ -160,7 +160,7 @@ def retrieve_with(args: argparse.Namespace, utterance: str) -> list[RetrievalRes
 
 
 def cmd_retrieve(args: argparse.Namespace) -> int:
-    _print_results(retrieve_with(args, args.utterance), args.json, args.min_similarity)
+    print_results(retrieve_with(args, args.utterance), args.json, args.min_similarity)
     return 0
 
 

@@ -11,7 +11,7 @@ import json
 import math
 from dataclasses import replace
 
-from argassets.platform.judging.incremental import _with_answered
+from argassets.platform.judging.incremental import with_answered
 from argassets.platform.judging.interface import ChatRequest, Completion, messages_sha256
 from argassets.platform.storage.judgment_cache.codec import decode_label_probs, encode_label_probs
 
@@ -57,11 +57,11 @@ def test_decoded_label_probabilities_are_a_fresh_dictionary_each_time() -> None:
 
 def test_a_completion_is_copied_only_when_its_answered_flag_changes() -> None:
     answer = Completion("A", 0, 1, 0.0, "t0", "t1")
-    assert _with_answered(answer) is answer
+    assert with_answered(answer) is answer
     empty = Completion("  ", 0, 1, 0.0, "t0", "t1")
-    marked = _with_answered(empty)
+    marked = with_answered(empty)
     assert marked is not empty and marked.answered is False and marked.text == "  "
     flagged = Completion("A", 0, 1, 0.0, "t0", "t1", answered=False)
-    assert _with_answered(flagged) is flagged
+    assert with_answered(flagged) is flagged
     truthy = Completion("A", 0, 1, 0.0, "t0", "t1", answered=1)  # type: ignore[arg-type]
-    assert _with_answered(truthy).answered is True
+    assert with_answered(truthy).answered is True

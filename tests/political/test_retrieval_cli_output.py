@@ -58,7 +58,7 @@ def test_results_below_the_floor_and_repeated_lines_are_left_out_and_counted(
         _result("a3", 0.4, "other words"),
         _result("a4", -0.03, "pointing away"),
     ]
-    cli_retrieval._print_results(results, as_json=False, floor=cli_retrieval.DEFAULT_MIN_SIMILARITY)
+    cli_retrieval.print_results(results, as_json=False, floor=cli_retrieval.DEFAULT_MIN_SIMILARITY)
     lines = capsys.readouterr().out.splitlines()
     assert lines == [
         "[0.900] 'same words'",
@@ -66,7 +66,7 @@ def test_results_below_the_floor_and_repeated_lines_are_left_out_and_counted(
         "(1 result(s) below similarity 0.0 left out: --min-similarity to change)",
         "(1 repeated line(s) left out: the same texts under another argument id; --json shows them)",
     ]
-    cli_retrieval._print_results(results, as_json=False, floor=-1.0)
+    cli_retrieval.print_results(results, as_json=False, floor=-1.0)
     assert "[-0.030] 'pointing away'" in capsys.readouterr().out
 
 

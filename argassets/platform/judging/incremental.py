@@ -161,10 +161,10 @@ class _Progress:
 
 def _checked(completions: Iterable[tuple[str, Completion]]) -> list[tuple[str, Completion]]:
     """The completions with ``answered`` set by the one definition of a non-answer."""
-    return [(sha, _with_answered(c)) for sha, c in completions]
+    return [(sha, with_answered(c)) for sha, c in completions]
 
 
-def _with_answered(completion: Completion) -> Completion:
+def with_answered(completion: Completion) -> Completion:
     """``completion`` with ``answered`` per :func:`is_non_answer`; the same object when already so
     (nearly always: copying every completion of a baseline's batch cost seconds)."""
     answered = not is_non_answer(completion.text, completion.answered)
