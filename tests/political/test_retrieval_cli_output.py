@@ -11,6 +11,7 @@ import pytest
 from argassets.platform.registry.entries import load_registry
 from argassets.political import cli_retrieval
 from argassets.political.retrieval.query import PoliticalFilter, RetrievalError, RetrievalQuery, RetrievalResult
+from argassets.studies import code_location_studies
 from tests.political.retrieval_graph import QUERY, synthetic_store
 
 ENSEMBLES = {"E1", "E2", "E3"}
@@ -72,7 +73,7 @@ def test_results_below_the_floor_and_repeated_lines_are_left_out_and_counted(
 
 def _help_of(option: str) -> str:
     sub = argparse.ArgumentParser().add_subparsers()
-    cli_retrieval.add_commands(sub)
+    cli_retrieval.add_commands(sub, code_location_studies())
     [action] = [a for a in sub.choices["retrieve"]._actions if option in a.option_strings]
     return str(action.help)
 
@@ -86,7 +87,7 @@ def test_the_system_examples_in_the_help_are_valid_names() -> None:
 
 def test_min_similarity_outside_a_cosines_range_is_refused() -> None:
     parser = argparse.ArgumentParser()
-    cli_retrieval.add_commands(parser.add_subparsers())
+    cli_retrieval.add_commands(parser.add_subparsers(), code_location_studies())
     with pytest.raises(SystemExit):
         parser.parse_args(["retrieve", "x", "--min-similarity", "1.5"])
     assert parser.parse_args(["retrieve", "x", "--min-similarity", "0.3"]).min_similarity == 0.3
