@@ -8,10 +8,9 @@ import re
 
 import pytest
 
-from argassets.platform.registry.entries import load_registry
 from argassets.political import cli_retrieval
 from argassets.political.retrieval.query import PoliticalFilter, RetrievalError, RetrievalQuery, RetrievalResult
-from argassets.studies import code_location_studies
+from argassets.studies import code_location_studies, load_registry
 from tests.political.retrieval_graph import QUERY, synthetic_store
 
 ENSEMBLES = {"E1", "E2", "E3"}
