@@ -72,12 +72,12 @@ def policy_tags(
 
 def judges(run: dg.DagsterRun) -> bool:
     """Whether ``run`` judges: its assets (or its study job's) include a study's root asset."""
-    from sensors.jobs import study_job_name
+    from argassets.platform.operations.jobs import study_job_name
     from sensors.layout import code_location_layout
 
     layout = code_location_layout()
     if run.asset_selection is None:
-        return run.job_name in {study_job_name(study) for study in layout.roots}
+        return run.job_name in {study_job_name(root) for root in layout.roots.values()}
     return bool(set(run.asset_selection) & set(layout.roots.values()))
 
 

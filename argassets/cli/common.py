@@ -19,7 +19,6 @@ from argassets.platform.registry.entries import ModelRegistry, RegistryError
 from argassets.platform.registry.model_entry import PartitionKeyError, validate_partition_key
 from argassets.platform.registry.partitions import JUDGE_MODELS, add_model_partitions
 from argassets.platform.study import Studies
-from argassets.studies import code_location_studies, load_registry
 
 __all__ = [
     "DEFINITIONS_MODULE",
@@ -101,6 +100,9 @@ def executor(instance: Any) -> Executor:
 
 def studies() -> Studies:
     """The code location's studies (``argassets/studies.py``); a bad ``$ARGASSETS_EXTRA_STUDIES`` is a :class:`CliError`."""
+    # Imported here: loading the studies makes Dagster warn, after main() decided where warnings go.
+    from argassets.studies import code_location_studies
+
     try:
         return code_location_studies()
     except ValueError as exc:
@@ -109,6 +111,8 @@ def studies() -> Studies:
 
 def registry() -> ModelRegistry:
     """The model registry; an unreadable one is a :class:`CliError` naming the file, entry and field."""
+    from argassets.studies import load_registry
+
     try:
         return load_registry()
     except (RegistryError, ValueError) as exc:

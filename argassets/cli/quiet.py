@@ -29,7 +29,7 @@ def warnings_log() -> Path:
     return home / "logs" / WARNINGS_LOG
 
 
-def _keeper(log: Path, verbose: bool, stderr: TextIO) -> Any:
+def _keeper(log: Path, verbose: bool, stderr: TextIO | None) -> Any:
     """A ``warnings.showwarning`` that appends to ``log`` and, when ``verbose``, writes to ``stderr``."""
 
     def show(
@@ -50,7 +50,8 @@ def _keeper(log: Path, verbose: bool, stderr: TextIO) -> Any:
         else:
             verbose_here = verbose
         if verbose_here:
-            stderr.write(text)
+            # sys.stderr as it is now: the one of configure_output's time may be closed (a test's capture)
+            (stderr or sys.stderr).write(text)
 
     return show
 
@@ -77,7 +78,7 @@ def hold_warnings() -> list[tuple[Any, ...]]:
 def configure_output(verbose: bool, held: list[tuple[Any, ...]] | None = None, stderr: TextIO | None = None) -> None:
     """Route this process's warnings (and those ``held`` so far) and engine logs (see the module docstring)."""
     set_engine_log_level(verbose)
-    show = _keeper(warnings_log(), verbose, stderr or sys.stderr)
+    show = _keeper(warnings_log(), verbose, stderr)
     warnings.showwarning = show
     for warning in held or ():
         show(*warning)

@@ -17,8 +17,8 @@ from argassets.platform.judging.prefill_floor import PromptPrefixes, ReuseModel,
 from argassets.platform.judging.prefix_order import prefix_order
 from argassets.platform.judging.prompt_token_ids import llama_cpp_tokenizer, tokenize_prompts
 from argassets.platform.operations.estimate import estimate_partition, measured_prefill_rate
-from argassets.platform.registry.entries import load_registry
 from argassets.platform.registry.model_entry import model_entry
+from argassets.studies import load_registry
 
 
 def _requests(data_dir: Path) -> list[ChatRequest]:

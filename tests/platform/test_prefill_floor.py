@@ -25,7 +25,7 @@ from argassets.platform.judging.prompt_token_ids import (
     tokenize_prompts,
     transformers_tokenizer,
 )
-from argassets.platform.registry.entries import load_registry
+from argassets.studies import load_registry
 
 MODELS = [ReuseModel("previous_prompt"), ReuseModel("blocks", 1), ReuseModel("blocks", 2), ReuseModel("blocks", 4)]
 

@@ -30,9 +30,9 @@ from argassets.platform.judging.prefill_meter import PrefillMeter, prefill_metad
 from argassets.platform.judging.prefix_order import prefix_key
 from argassets.platform.judging.prompt_token_ids import llama_cpp_tokenizer, tokenize_prompts, transformers_tokenizer
 from argassets.platform.pairwise.labels import LABELS
-from argassets.platform.registry.entries import load_registry
 from argassets.platform.registry.model_entry import ModelEntry, model_entry
 from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
+from argassets.studies import load_registry
 from tests.sampling_distribution import ALPHA, block_aligned_requests, distribution_test, drawn_label
 
 SAMPLING = SamplingParams(1.0, top_p=1.0, seed=11, max_tokens=4)

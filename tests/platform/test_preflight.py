@@ -22,8 +22,9 @@ from argassets.platform.operations.machine import Machine, cuda_gpu_count, slurm
 from argassets.platform.operations.preflight import engine_needs, preflight, refusals
 from argassets.platform.operations.slurm import jobs
 from argassets.platform.operations.slurm.launcher import SlurmRunLauncher
-from argassets.platform.registry.entries import DEFAULT_REGISTRY_PATH, load_registry
+from argassets.platform.registry.entries import DEFAULT_REGISTRY_PATH
 from argassets.platform.registry.model_entry import ModelEntry, model_entry
+from argassets.studies import load_registry
 from tests.cli_home import cli_environment
 from tests.platform.test_run_tag_policy import COORDINATOR, submitted
 
