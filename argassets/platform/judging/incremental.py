@@ -335,60 +335,11 @@ def judge_incrementally(
 ) -> list[CachedCompletion]:
     """Judge every request ``n_runs`` times, sending only what the cache does not hold yet.
 
-    The cache key is ``(model_name, request.prompt_sha256, sampling.key(), run)``. Missing work is
-    grouped by request (all of a request's missing runs go out together, so a backend can draw them
-    as ``n`` samples of one prompt), put in prefix order (:mod:`~argassets.platform.judging.prefix_order`:
-    shared prompt prefixes adjacent, within a batch and across batches, whatever the order of
-    ``requests``; not for a judge whose ``prefix_order`` attribute is ``False``) and chunked into
-    batches of ``batch_size`` requests. Before a
-    batch is sent its keys are *claimed* in the cache; only claimed keys are sent, and each finished
-    batch is stored, and its claims dropped, in one transaction before the next is sent. So:
-
-    - a run that is interrupted and started again resumes where it stopped, re-sending at most the
-      batch that was in flight;
-    - two runs of the same model and sampling at once (two runs of one partition, on one machine or
-      many) never send a key twice: each sends what it claimed and waits for the other's claims to
-      be stored, or to expire when the other died (leases of ``policy.lease_s`` seconds, renewed while this
-      call runs; see :class:`JudgingPolicy`);
-    - the result is always what the cache holds: when two writers answered the same key (a lease
-      expired under a slow writer), the first stored answer is the one returned, by both;
-    - a non-answer (:func:`is_non_answer`: flagged by the backend, or empty text) is stored as
-      such and is not final: a cached non-answer with fewer than ``policy.max_attempts`` attempts is
-      claimed and sent again (once per call: a non-answer this call stored waits for the next
-      call), and the store replaces it only if nobody asked it again meanwhile. An answer is never
-      sent again, even text the study cannot parse: that is the model's judgment, counted invalid.
-
-    If the judge raises :class:`PartialBatchError`, the completions it did finish are stored
-    before the error propagates; the claims left are released at once.
-
-    Parameters
-    ----------
-    judge
-        Any :class:`Judge`.
-    model_name
-        The registry name of the judge (first part of the cache key).
-    requests
-        The chats to judge; their ``key`` values identify the results.
-    sampling
-        Decoding parameters (``sampling.key()`` is part of the cache key).
-    n_runs
-        Runs per request: ``0 .. n_runs - 1``.
-    cache
-        Where completions are looked up, claimed and stored (:class:`JudgmentCache` or
-        :func:`open_judgment_cache`).
-    batch_size
-        Requests per call to ``judge.complete``.
-    log
-        A logger (``.info``) or a callable receiving one progress line per batch.
-    policy
-        Leases, polling and attempts (:class:`JudgingPolicy`).
-
-    Returns
-    -------
-    list of CachedCompletion
-        One per ``(request, run)``, in request order then run order; ``from_cache`` tells whether
-        it was answered from the cache (``True``) or sent and stored by this call (``False``);
-        ``answered`` and ``attempts`` say whether it is a non-answer and how often it was asked.
+    Missing work goes out in prefix order, in batches of ``batch_size`` requests, each claimed in
+    ``cache`` before it is sent and stored before the next; the result is what the cache holds, one
+    :class:`CachedCompletion` per ``(request, run)`` in request order then run order. The guarantees
+    (resume, concurrent writers, non-answers asked again) are in docs/judgments.md, "The judgment
+    cache". ``policy`` sets leases, polling and attempts; ``log`` gets one progress line per batch.
     """
     if n_runs < 1:
         raise ValueError(f"n_runs must be >= 1, got {n_runs}")

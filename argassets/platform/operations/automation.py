@@ -199,76 +199,114 @@ def closure(start: dg.AssetKey, edges: Mapping[dg.AssetKey, Collection[dg.AssetK
     return seen
 
 
-def operations_layout(assets: Any, studies: Studies) -> OperationsLayout:
-    """Compute the :class:`OperationsLayout` of ``studies`` from assets definitions or an asset graph."""
-    graph = _as_asset_graph(assets)
-    order = list(graph.toposorted_asset_keys)
-    position = {key: index for index, key in enumerate(order)}
-    parents = {key: frozenset(graph.get(key).parent_keys) for key in order}
-    children: dict[dg.AssetKey, set[dg.AssetKey]] = {key: set() for key in order}
-    for key, ps in parents.items():
-        for parent in ps:
-            children.setdefault(parent, set()).add(key)
-    judge_partitioned = frozenset(key for key in order if is_judge_partitioned(graph.get(key).partitions_def))
+@dataclass(frozen=True)
+class _GraphView:
+    """An asset graph in topological order, with the edges both ways."""
 
-    def automatable(key: dg.AssetKey) -> bool:
-        node = graph.get(key)
+    graph: Any
+    position: dict[dg.AssetKey, int]
+    parents: dict[dg.AssetKey, frozenset[dg.AssetKey]]
+    children: dict[dg.AssetKey, set[dg.AssetKey]]
+    judge_partitioned: frozenset[dg.AssetKey]
+
+    @classmethod
+    def of(cls, graph: Any) -> _GraphView:
+        order = list(graph.toposorted_asset_keys)
+        parents = {key: frozenset(graph.get(key).parent_keys) for key in order}
+        children: dict[dg.AssetKey, set[dg.AssetKey]] = {key: set() for key in order}
+        for key, ps in parents.items():
+            for parent in ps:
+                children.setdefault(parent, set()).add(key)
+        partitioned = frozenset(key for key in order if is_judge_partitioned(graph.get(key).partitions_def))
+        return cls(graph, {key: i for i, key in enumerate(order)}, parents, children, partitioned)
+
+    def automatable(self, key: dg.AssetKey) -> bool:
+        node = self.graph.get(key)
         return node.is_materializable and not (set(node.kinds) & MANUAL_KINDS)
 
-    def ordered(keys: Iterable[dg.AssetKey]) -> tuple[dg.AssetKey, ...]:
-        return tuple(sorted((k for k in keys if k in position), key=position.__getitem__))
+    def ordered(self, keys: Iterable[dg.AssetKey]) -> tuple[dg.AssetKey, ...]:
+        return tuple(sorted((k for k in keys if k in self.position), key=self.position.__getitem__))
 
+
+def _study_closures(view: _GraphView, studies: Studies) -> tuple[dict, dict, dict, dict[str, set[dg.AssetKey]]]:
+    """Per study: its root, the partitioned assets below it, the unpartitioned ones above it, all below it."""
     roots: dict[str, dg.AssetKey] = {}
     partitioned_downstream: dict[str, tuple[dg.AssetKey, ...]] = {}
     unpartitioned_ancestors: dict[str, tuple[dg.AssetKey, ...]] = {}
     downstream_by_study: dict[str, set[dg.AssetKey]] = {}
     for study, name in study_roots(studies).items():
         key = dg.AssetKey(name)
-        if key not in position:
+        if key not in view.position:
             continue
         roots[study] = key
-        downstream = closure(key, children)
-        downstream_by_study[study] = downstream
-        partitioned_downstream[study] = ordered(k for k in downstream if k in judge_partitioned)
-        unpartitioned_ancestors[study] = ordered(
-            k for k in closure(key, parents) if k not in judge_partitioned and graph.get(k).is_materializable
+        downstream_by_study[study] = downstream = closure(key, view.children)
+        partitioned_downstream[study] = view.ordered(k for k in downstream if k in view.judge_partitioned)
+        unpartitioned_ancestors[study] = view.ordered(
+            k
+            for k in closure(key, view.parents)
+            if k not in view.judge_partitioned and view.graph.get(k).is_materializable
         )
+    return roots, partitioned_downstream, unpartitioned_ancestors, downstream_by_study
+
+
+def _reports_and_inputs(
+    view: _GraphView, roots: dict[str, dg.AssetKey], downstream_by_study: dict[str, set[dg.AssetKey]]
+) -> tuple[dict[str, tuple[dg.AssetKey, ...]], dict[str, tuple[dg.AssetKey, ...]]]:
+    """Per study, its reports (automatable, below its root) and the inputs they and the root read."""
     all_downstream = set().union(*downstream_by_study.values()) if downstream_by_study else set()
     reports_by_study: dict[str, tuple[dg.AssetKey, ...]] = {}
     inputs_by_study: dict[str, tuple[dg.AssetKey, ...]] = {}
     for study, downstream in downstream_by_study.items():
-        reports_by_study[study] = ordered(k for k in downstream if k not in judge_partitioned and automatable(k))
-        needed = closure(roots[study], parents)
+        reports_by_study[study] = view.ordered(
+            k for k in downstream if k not in view.judge_partitioned and view.automatable(k)
+        )
+        needed = closure(roots[study], view.parents)
         for report in reports_by_study[study]:
-            needed |= closure(report, parents)
-        inputs_by_study[study] = ordered(
-            k for k in needed if k not in all_downstream and k not in judge_partitioned and automatable(k)
+            needed |= closure(report, view.parents)
+        inputs_by_study[study] = view.ordered(
+            k for k in needed if k not in all_downstream and k not in view.judge_partitioned and view.automatable(k)
         )
-    placed = set(all_downstream) | judge_partitioned | {k for keys in inputs_by_study.values() for k in keys}
+    return reports_by_study, inputs_by_study
+
+
+def _standalone(
+    view: _GraphView, studies: Studies, inputs_by_study: dict[str, tuple[dg.AssetKey, ...]], placed: set[dg.AssetKey]
+) -> dict[str, tuple[dg.AssetKey, ...]]:
+    """Per study, the assets built from its inputs, or defined by it and reading none (a resource only)."""
     defined = keys_defined_by_study(studies)
-    standalone_by_study: dict[str, tuple[dg.AssetKey, ...]] = {}
-    for study, inputs in inputs_by_study.items():
-        # Built from the study's inputs, or defined by the study and reading none (a resource only).
-        standalone_by_study[study] = ordered(
+    return {
+        study: view.ordered(
             k
-            for k in order
+            for k in view.position
             if k not in placed
-            and automatable(k)
-            and (closure(k, parents) & set(inputs) or (k in defined.get(study, ()) and not parents[k]))
+            and view.automatable(k)
+            and (closure(k, view.parents) & set(inputs) or (k in defined.get(study, ()) and not view.parents[k]))
         )
-    union = lambda groups: ordered({k for keys in groups.values() for k in keys})  # noqa: E731
+        for study, inputs in inputs_by_study.items()
+    }
+
+
+def operations_layout(assets: Any, studies: Studies) -> OperationsLayout:
+    """Compute the :class:`OperationsLayout` of ``studies`` from assets definitions or an asset graph."""
+    view = _GraphView.of(_as_asset_graph(assets))
+    roots, partitioned_downstream, unpartitioned_ancestors, downstream_by_study = _study_closures(view, studies)
+    reports_by_study, inputs_by_study = _reports_and_inputs(view, roots, downstream_by_study)
+    all_downstream = set().union(*downstream_by_study.values()) if downstream_by_study else set()
+    placed = all_downstream | view.judge_partitioned | {k for keys in inputs_by_study.values() for k in keys}
+    standalone_by_study = _standalone(view, studies, inputs_by_study, placed)
+    union = lambda groups: view.ordered({k for keys in groups.values() for k in keys})  # noqa: E731
     return OperationsLayout(
         roots=roots,
         partitioned_downstream=partitioned_downstream,
         unpartitioned_ancestors=unpartitioned_ancestors,
-        judge_partitioned=judge_partitioned,
+        judge_partitioned=view.judge_partitioned,
         reports=union(reports_by_study),
         inputs=union(inputs_by_study),
         standalone=union(standalone_by_study),
         reports_by_study=reports_by_study,
         inputs_by_study=inputs_by_study,
         standalone_by_study=standalone_by_study,
-        parents=parents,
+        parents=view.parents,
     )
 
 

@@ -242,6 +242,33 @@ class WorkPlan:
     diff: RegistryDiff
 
 
+@dataclass(frozen=True)
+class _RunContext:
+    run_backends: Collection[str]
+    materialized: Mapping[str, Collection[str]]
+    studies_available: Collection[str]
+    first_tick: bool
+    refused: Mapping[str, str]
+
+
+def _why_not_run(entry: ModelEntry, study: str, reason: str, diff: RegistryDiff, context: _RunContext) -> str | None:
+    """Why the run of ``entry`` in ``study`` is skipped, or ``None`` when it is requested."""
+    if study not in context.studies_available:
+        return f"the code location has no asset for study '{study}'"
+    if entry.backend not in context.run_backends:
+        return (
+            f"backend '{entry.backend}' is not run automatically here "
+            "(see ARGASSETS_RUN_BACKENDS; llama_cpp also needs llama-cpp-python installed); "
+            "run the partition from the UI or the CLI"
+        )
+    if entry.name in context.refused:
+        return context.refused[entry.name]
+    already = entry.name in set(context.materialized.get(study, ()))
+    if reason == "added" and already and (context.first_tick or entry.name in diff.readded_unchanged):
+        return "already materialised with this configuration"
+    return None
+
+
 def plan_registry_work(
     registry: ModelRegistry,
     diff: RegistryDiff,
@@ -254,33 +281,12 @@ def plan_registry_work(
 ) -> WorkPlan:
     """Decide the partitions to add and the study runs to request for one registry diff.
 
-    Parameters
-    ----------
-    registry
-        The current, valid registry.
-    diff
-        The diff of the remembered state against ``registry`` (:func:`diff_states`).
-    existing_partitions
-        Partition keys the instance already has; every registry entry missing there is added,
-        whatever the diff says (so a deleted partition comes back).
-    run_backends
-        Backends this deployment runs automatically; other entries get a partition but no run.
-    materialized
-        Per study, the partition keys whose study asset is already materialised.
-    studies_available
-        Studies whose assets exist in the code location; others are skipped with a reason.
-    first_tick
-        True when there was no previous state: an entry already materialised is then taken as
-        up to date (no run), since nothing tells that its configuration changed.
-    refused
-        Entries the pre-flight refuses where runs execute, with its words
-        (:mod:`argassets.platform.operations.preflight`): they get a partition but no run.
-
-    Returns
-    -------
-    WorkPlan
-        The partitions to add (registry order), the runs, the skipped runs with reasons, and the
-        removed entries (reported only; nothing is deleted).
+    Every entry missing from ``existing_partitions`` is added (a deleted partition comes back).
+    Added and changed entries are run in each of their studies, unless: the code location lacks the
+    study (``studies_available``), the backend is not in ``run_backends``, the pre-flight
+    ``refused`` it (its words), or, on the ``first_tick`` or an unchanged re-add, the study asset is
+    already ``materialized`` for it; each of those is a :class:`SkippedRun` with its reason.
+    Removed entries are reported only; nothing is deleted.
     """
     existing = set(existing_partitions)
     partitions_to_add = tuple(name for name in registry.names if name not in existing)
@@ -290,28 +296,17 @@ def plan_registry_work(
     for name, reason in work:
         entry = registry.get(name)
         for study in entry.studies:
-            if study not in studies_available:
-                skipped.append(SkippedRun(name, study, f"the code location has no asset for study '{study}'"))
-                continue
-            if entry.backend not in run_backends:
-                skipped.append(
-                    SkippedRun(
-                        name,
-                        study,
-                        f"backend '{entry.backend}' is not run automatically here "
-                        "(see ARGASSETS_RUN_BACKENDS; llama_cpp also needs llama-cpp-python installed); "
-                        "run the partition from the UI or the CLI",
-                    )
-                )
-                continue
-            if refused and name in refused:
-                skipped.append(SkippedRun(name, study, refused[name]))
-                continue
-            already = name in set(materialized.get(study, ()))
-            if reason == "added" and already and (first_tick or name in diff.readded_unchanged):
-                skipped.append(SkippedRun(name, study, "already materialised with this configuration"))
-                continue
-            runs.append(PlannedRun(name, study, reason))
+            why_not = _why_not_run(
+                entry,
+                study,
+                reason,
+                diff,
+                _RunContext(run_backends, materialized, studies_available, first_tick, refused or {}),
+            )
+            if why_not is None:
+                runs.append(PlannedRun(name, study, reason))
+            else:
+                skipped.append(SkippedRun(name, study, why_not))
     return WorkPlan(
         partitions_to_add=partitions_to_add,
         runs=tuple(runs),

@@ -116,59 +116,89 @@ def load_tidy_judgments(
     key_set = _key_set(path, frame, key_sets)
     keys = key_set.columns
     frame = frame.assign(**{c: v for c, v in key_set.defaults.items() if c not in frame.columns})
-    required = [*keys, "run"]
-    missing = [c for c in required if c not in frame.columns]
+    _check_columns(path, frame, keys)
+    frame = _rows_of(path, frame.reset_index(drop=True), model_name)
+    _check_keys(path, frame, key_set)
+    tidy = pd.DataFrame({c: frame[c].astype(str) for c in keys})
+    tidy["run"] = _runs(path, frame)
+    tidy["text"] = _texts(path, frame)
+    probabilities = _probabilities(path, frame)
+    if probabilities is not None:
+        tidy[list(PROBABILITY_COLUMNS)] = probabilities
+    _check_unique(path, tidy, [*keys, "run"])
+    return tidy.reset_index(drop=True), keys
+
+
+def _check_columns(path: Path, frame: pd.DataFrame, keys: tuple[str, ...]) -> None:
+    missing = [c for c in [*keys, "run"] if c not in frame.columns]
     if "raw_output" not in frame.columns and "label" not in frame.columns:
         missing.append("raw_output or label")
     if missing:
         raise ImportFormatError(f"{path}: missing column(s) {', '.join(repr(c) for c in missing)}")
-    frame = frame.reset_index(drop=True)
-    if "judge_model" in frame.columns and model_name is not None:
-        mine = frame["judge_model"].astype(str) == model_name
-        if not mine.any():
-            found = sorted(frame["judge_model"].dropna().astype(str).unique())[:10]
-            raise ImportFormatError(f"{path}: no rows with judge_model = {model_name!r} (found: {found})")
-        frame = frame[mine]
-    for column in keys:
+
+
+def _rows_of(path: Path, frame: pd.DataFrame, model_name: str | None) -> pd.DataFrame:
+    """The rows of ``model_name`` when the file names its judges, else every row."""
+    if "judge_model" not in frame.columns or model_name is None:
+        return frame
+    mine = frame["judge_model"].astype(str) == model_name
+    if not mine.any():
+        found = sorted(frame["judge_model"].dropna().astype(str).unique())[:10]
+        raise ImportFormatError(f"{path}: no rows with judge_model = {model_name!r} (found: {found})")
+    return frame[mine]
+
+
+def _first_row(frame: pd.DataFrame, bad: pd.Series) -> int:
+    return int(frame.index[np.flatnonzero(bad.to_numpy())[0]])
+
+
+def _check_keys(path: Path, frame: pd.DataFrame, key_set: ImportKeys) -> None:
+    for column in key_set.columns:
         values = frame[column]
         bad = values.isna()
         if column in key_set.allowed:
             bad |= ~values.astype(str).isin(key_set.allowed[column])
         if bad.any():
-            index = int(frame.index[np.flatnonzero(bad.to_numpy())[0]])
+            index = _first_row(frame, bad)
             allowed = f" (allowed: {sorted(key_set.allowed[column])})" if column in key_set.allowed else ""
             raise ImportFormatError(f"{_where(path, index)}: bad '{column}' value {values.loc[index]!r}{allowed}")
+
+
+def _runs(path: Path, frame: pd.DataFrame) -> pd.Series:
     runs = pd.to_numeric(frame["run"], errors="coerce")
     bad = runs.isna() | (runs < 0) | (runs != runs.round())
     if bad.any():
-        index = int(frame.index[np.flatnonzero(bad.to_numpy())[0]])
+        index = _first_row(frame, bad)
         raise ImportFormatError(
             f"{_where(path, index)}: 'run' must be an integer >= 0, got {frame['run'].loc[index]!r}"
         )
+    return runs.astype("int64")
+
+
+def _texts(path: Path, frame: pd.DataFrame) -> pd.Series:
+    """The raw output, else the label, of every row."""
     text = pd.Series([None] * len(frame), index=frame.index, dtype=object)
     if "raw_output" in frame.columns:
         text = frame["raw_output"].where(frame["raw_output"].notna(), None)
     if "label" in frame.columns:
         text = text.where(text.notna(), frame["label"])
     if text.isna().any():
-        index = int(frame.index[np.flatnonzero(text.isna().to_numpy())[0]])
-        raise ImportFormatError(f"{_where(path, index)}: neither 'raw_output' nor 'label' is given")
-    tidy = pd.DataFrame({c: frame[c].astype(str) for c in keys})
-    tidy["run"] = runs.astype("int64")
-    tidy["text"] = text.astype(str)
-    probabilities = _probabilities(path, frame)
-    if probabilities is not None:
-        tidy[list(PROBABILITY_COLUMNS)] = probabilities
-    duplicated = tidy.duplicated([*keys, "run"], keep=False)
+        raise ImportFormatError(
+            f"{_where(path, _first_row(frame, text.isna()))}: neither 'raw_output' nor 'label' is given"
+        )
+    return text.astype(str)
+
+
+def _check_unique(path: Path, tidy: pd.DataFrame, columns: list[str]) -> None:
+    duplicated = tidy.duplicated(columns, keep=False)
     if duplicated.any():
         rows = list(tidy.index[duplicated.to_numpy()])
-        first = tidy.loc[rows[0], [*keys, "run"]].tolist()
-        same = [r for r in rows if tidy.loc[r, [*keys, "run"]].tolist() == first]
+        first = tidy.loc[rows[0], columns].tolist()
+        same = [r for r in rows if tidy.loc[r, columns].tolist() == first]
         raise ImportFormatError(
-            f"{_where(path, same[1])}: judgment {dict(zip([*keys, 'run'], first, strict=True))} "
+            f"{_where(path, same[1])}: judgment {dict(zip(columns, first, strict=True))} "
             f"given twice (first in row {same[0]})"
         )
-    return tidy.reset_index(drop=True), keys
 
 
 class ImportJudge:

@@ -78,6 +78,17 @@ class EndpointError(RuntimeError):
     """A request that failed for good (non-retryable status, or retries exhausted)."""
 
 
+def _answer_of(response: httpx.Response) -> tuple[str, bool, Any]:
+    """``(text, answered, payload)`` of a 200 response. A body that is empty, not JSON, or has no
+    choices or no content is a non-answer: kept (invalid) and asked again at the next materialisation."""
+    try:
+        payload = response.json()
+        text = payload["choices"][0]["message"].get("content") or ""
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return response.text, False, None
+    return text, bool(text.strip()), payload
+
+
 class OpenAIJudge:
     """Chat completions from an OpenAI-compatible endpoint, one HTTP request per (request, run).
 
@@ -245,18 +256,7 @@ class OpenAIJudge:
                 last_problem = f"{type(exc).__name__}"
             else:
                 if response.status_code == 200:
-                    # A body that is empty, not JSON, or has no choices or no content is a
-                    # non-answer: kept (invalid) and asked again at the next materialisation.
-                    answered = True
-                    try:
-                        payload = response.json()
-                        message = payload["choices"][0]["message"]
-                        text = message.get("content") or ""
-                        answered = bool(text.strip())
-                    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-                        text = response.text
-                        answered = False
-                        payload = None
+                    text, answered, payload = _answer_of(response)
                     return Completion(
                         text=text,
                         run=int(run),

@@ -201,6 +201,14 @@ def sample_label_probs(sample: Any, choices: Sequence[str] | None) -> dict[str, 
     return choice_probabilities(steps, choices)
 
 
+def _latency(output: Any, elapsed: float) -> float:
+    """The request's own latency from vLLM's metrics, else the whole batch's."""
+    metrics = getattr(output, "metrics", None)
+    if metrics is not None and getattr(metrics, "finished_time", None) and getattr(metrics, "arrival_time", None):
+        return float(metrics.finished_time - metrics.arrival_time)
+    return elapsed
+
+
 class VLLMJudge:
     """Judgments from ``vllm.LLM`` loaded once (lazily, at the first batch) and reused for every batch.
 
@@ -308,14 +316,7 @@ class VLLMJudge:
                 range(len(group))
             ):
                 raise RuntimeError(f"vLLM returned {len(samples)} samples, expected {len(group)}")
-            latency = elapsed
-            metrics = getattr(output, "metrics", None)
-            if (
-                metrics is not None
-                and getattr(metrics, "finished_time", None)
-                and getattr(metrics, "arrival_time", None)
-            ):
-                latency = float(metrics.finished_time - metrics.arrival_time)
+            latency = _latency(output, elapsed)
             for position, (sample, run) in enumerate(zip(samples, group, strict=True)):
                 drawn_with = None if seed is None else seed + position
                 by_request[index][run] = Completion(
