@@ -206,6 +206,10 @@ class ModelEntry(_Strict):
     caches_judgments: ClassVar[bool] = True
     #: Run by the registry sensor and the nightly schedule unless ``$ARGASSETS_RUN_BACKENDS`` says otherwise.
     runs_automatically_by_default: ClassVar[bool] = True
+    #: Open weights run on the platform's own machines (exports say ``self_deployed``, ``open_weights``).
+    runs_open_weights_here: ClassVar[bool] = False
+    #: The inference engine's name in exported records (default: the backend's).
+    engine_label: ClassVar[str | None] = None
 
     @abstractmethod
     def identity_fields(self) -> dict[str, Any]:

@@ -21,6 +21,9 @@ from argassets.platform.registry.needs import MachineNeeds
 class LlamaCppEntry(ModelEntry):
     """A registry entry judged by ``llama_cpp.Llama``, the runs of a request as parallel sequences."""
 
+    runs_open_weights_here: ClassVar[bool] = True
+    engine_label: ClassVar[str | None] = "llama.cpp"
+
     backend: Literal["llama_cpp"]
     #: A GGUF file, or a Python package that ships one (located, never imported).
     gguf_path: str | None = None

@@ -24,6 +24,9 @@ VLLM_DEFAULT_BLOCK = {"cpu": 128, "gpu": 16}
 class VLLMEntry(ModelEntry):
     """A registry entry judged by ``vllm.LLM`` in the run's own process (one model load per partition)."""
 
+    runs_open_weights_here: ClassVar[bool] = True
+    engine_label: ClassVar[str | None] = "vLLM"
+
     backend: Literal["vllm"]
     #: Tensor-parallel size, and the GPUs a run of this partition asks for (0 with ``device = "cpu"``).
     gpus: int = Field(default=0, ge=0, le=64)

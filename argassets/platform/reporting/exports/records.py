@@ -100,14 +100,15 @@ def registry_model(name: str, entry: object | None, developer: str = "argassets"
     (a baseline of a report, a paper's configuration): then ``<developer>/<name>``."""
     model_id = getattr(entry, "model_id", None) if entry is not None else None
     backend = str(getattr(entry, "backend", "")) if entry is not None else ""
-    local = backend in ("vllm", "llama_cpp")
+    local = bool(getattr(entry, "runs_open_weights_here", False))
+    baseline = bool(getattr(entry, "is_baseline", False))
     sampling = getattr(entry, "sampling", None)
     return Model(
         name=name,
         id=model_id if model_id and "/" in model_id else f"{developer}/{name.replace(':', '-')}",
         developer=model_id.split("/")[0] if model_id and "/" in model_id else developer,
-        engine={"vllm": "vLLM", "llama_cpp": "llama.cpp"}.get(backend, backend),
-        deployment="self_deployed" if local or backend in ("random", "longer-wins") else "unknown",
+        engine=getattr(entry, "engine_label", None) or backend,
+        deployment="self_deployed" if local or baseline else "unknown",
         availability="open_weights" if local else "unknown",
         temperature=getattr(sampling, "temperature", None),
         details={"registry_backend": backend} if backend else {},
