@@ -75,8 +75,11 @@ def get_instance(recover: bool = True) -> Any:
     pool slots freed (``recover``), so that no killed run blocks this command."""
     import dagster as dg
 
+    from argassets.cli.quiet import keep_routing
+
     dagster_home()
     instance = dg.DagsterInstance.get()
+    keep_routing()
     if recover:
         for line in mark_orphans(instance):
             say(line)
@@ -95,7 +98,11 @@ def mark_orphans(instance: Any) -> list[str]:
 
 def executor(instance: Any) -> Executor:
     """The run engine on ``instance``, over the code location of :data:`DEFINITIONS_MODULE`."""
-    return Executor(instance, DEFINITIONS_MODULE, studies())
+    from argassets.cli.quiet import keep_routing
+
+    engine = Executor(instance, DEFINITIONS_MODULE, studies())
+    keep_routing()
+    return engine
 
 
 def studies() -> Studies:

@@ -18,9 +18,11 @@ from typing import Any, TextIO
 from argassets.platform.judging.offline import set_engine_log_level
 from argassets.platform.paths import PROJECT_ROOT
 
-__all__ = ["configure_output", "hold_warnings", "warnings_log"]
+__all__ = ["configure_output", "hold_warnings", "keep_routing", "warnings_log"]
 
 WARNINGS_LOG = "argassets-cli.log"
+#: The handler :func:`configure_output` installed, put back by :func:`keep_routing`.
+_routing: list[Any] = []
 
 
 def warnings_log() -> Path:
@@ -79,6 +81,14 @@ def configure_output(verbose: bool, held: list[tuple[Any, ...]] | None = None, s
     """Route this process's warnings (and those ``held`` so far) and engine logs (see the module docstring)."""
     set_engine_log_level(verbose)
     show = _keeper(warnings_log(), verbose, stderr)
+    _routing[:] = [show]
     warnings.showwarning = show
     for warning in held or ():
         show(*warning)
+
+
+def keep_routing() -> None:
+    """Put the configured warnings handler back: opening a Dagster instance replaces it with
+    Dagster's own, which writes to the terminal."""
+    if _routing:
+        warnings.showwarning = _routing[0]

@@ -49,7 +49,6 @@ model_id = "fake/judge-7b"
 base_url_env = "FAKE_FLEET_URL"
 api_key_env = "FAKE_FLEET_KEY"
 max_concurrency = 2
-gpus = 1
 scope.argument_quality = {{ strategies = ["zero"] }}
 """
 INPUTS = "webis_arguments,webis_expert_comparisons,aq_few_shot_examples,aq_prompts"

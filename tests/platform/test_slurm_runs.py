@@ -72,6 +72,11 @@ model_id = "short-model"
 slurm = {{ time = "1" }}
 {REMOTE}
 [[models]]
+name = "priced"
+model_id = "priced-model"
+price = {{ input_per_mtok = 1000.0, output_per_mtok = 1000.0 }}
+{REMOTE}
+[[models]]
 name = "huge"
 backend = "vllm"
 model_id = "x/huge"
@@ -230,24 +235,24 @@ def test_the_instance_is_postgres_and_the_ui_on_the_login_side_sees_the_jobs_run
         assert tags["argassets/slurm-job-id"] == run.tags["argassets/slurm-job-id"]
 
 
-def test_more_gpus_than_the_cluster_has_fails_at_submission_with_slurms_words(login_env: dict[str, str]) -> None:
+def test_more_gpus_than_the_cluster_has_are_refused_before_submission(login_env: dict[str, str]) -> None:
+    """The pre-flight reads the cluster's nodes (sinfo): nothing is submitted, in one line, at once."""
     started = time.monotonic()
     result = argassets(login_env, "slurm", "backfill", "--partitions", "huge", "--study", "argument_quality")
     assert result.returncode == 2, result.stdout + result.stderr
-    assert "huge, 8 GPU(s)" in result.stderr
-    assert "Requested node configuration is not available" in result.stderr
+    assert "huge needs 8 GPUs (vLLM on CUDA); the Slurm cluster has none" in result.stderr
+    assert "Submitted" not in result.stdout and "Slurm job" not in result.stdout
     assert time.monotonic() - started < 120
     with instance_of(login_env) as instance:
-        (run,) = [r for r in instance.get_runs() if r.tags.get("dagster/partition") == "huge"]
-        assert run.status == dg.DagsterRunStatus.FAILURE
+        assert not [r for r in instance.get_runs() if r.tags.get("dagster/partition") == "huge"]
 
 
-def test_a_partition_over_the_gpu_hour_budget_is_refused_before_submission(login_env: dict[str, str]) -> None:
-    budget = {**login_env, "ARGASSETS_BUDGET_GPU_HOURS": "1"}
-    result = argassets(budget, "slurm", "backfill", "--partitions", "huge", "--study", "argument_quality")
+def test_a_partition_over_the_budget_is_refused_before_submission(login_env: dict[str, str]) -> None:
+    budget = {**login_env, "ARGASSETS_BUDGET_USD": "0.01", "ARGASSETS_TEST_OPENAI_URL": "http://127.0.0.1:9/v1"}
+    result = argassets(budget, "slurm", "backfill", "--partitions", "priced", "--study", "argument_quality")
     assert result.returncode == 2, result.stdout + result.stderr
-    assert "huge / argument_quality: estimated" in result.stderr
-    assert "GPU-hours exceeds the budget of 1 (ARGASSETS_BUDGET_GPU_HOURS)" in result.stderr
+    assert "priced / argument_quality: estimated" in result.stderr
+    assert "US dollars exceeds the budget of 0.01 (ARGASSETS_BUDGET_USD)" in result.stderr
     assert "Submitted" not in result.stdout and "Slurm job" not in result.stdout
 
 
