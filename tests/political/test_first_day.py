@@ -11,7 +11,6 @@ import pytest
 
 from argassets import cli
 from argassets.cli.common import executor
-from argassets.platform.operations.automation import operations_layout
 from argassets.platform.operations.check_coverage import study_of_assets, unevaluated_checks
 from tests.political.retrieval_graph import embedding_model_fixture  # noqa: F401 - the session fixture
 
@@ -37,8 +36,8 @@ def test_after_run_default_retrieval_and_debate_work_and_every_check_ran(
     assert cli.main(["run-default"]) == 0
 
     instance = dg.DagsterInstance.get()
-    graph = executor(instance).repo_def.asset_graph
-    layout = operations_layout(graph)
+    engine = executor(instance)
+    graph, layout = engine.repo_def.asset_graph, engine.layout
     owners = study_of_assets(layout)
     checks = [key for key in graph.asset_check_keys if graph.get(key.asset_key).kinds.isdisjoint({"neo4j"})]
     assert {"retrieval_results_inside_filter", "retrieval_opposite_filters_separate"} <= {k.name for k in checks}

@@ -222,7 +222,8 @@ def test_political_pipeline_end_to_end(kb_arguments, registry_file, duckdb_path,
 
     run = dg.materialize(
         everything + CHECKS[1:2],
-        selection=dg.AssetSelection.assets(*[a.key for a in REPORTS]) | dg.AssetSelection.checks(*CHECKS[1:2]),
+        selection=dg.AssetSelection.assets(*[k for a in REPORTS for k in a.keys])
+        | dg.AssetSelection.checks(*CHECKS[1:2]),
         resources=resources,
         instance=instance,
     )

@@ -119,7 +119,8 @@ def test_missing_index_or_embeddings_name_what_to_materialise(neo4j_driver, neo4
     neo4j_store.drop_retrieval_indexes(neo4j_driver, database)
     store = Neo4jStore(neo4j_driver, database)
     with pytest.raises(
-        Neo4jRetrievalError, match="no vector index 'argument_embedding': materialise neo4j_political_kb_embeddings"
+        Neo4jRetrievalError,
+        match=r"no vector index 'argument_embedding': run `dagster asset materialize .*neo4j_political_kb_embeddings`",
     ):
         store.search(RetrievalQuery("q"), QUERY)
     neo4j_store.ensure_retrieval_indexes(neo4j_driver, database, 4)
