@@ -129,7 +129,7 @@ def test_missing_index_or_embeddings_name_what_to_materialise(neo4j_driver, neo4
     # another model's dimensions: the index is rebuilt, not left silently unused
     neo4j_store.ensure_retrieval_indexes(neo4j_driver, database, 8)
     assert neo4j_store.vector_index_dimensions(neo4j_driver, database) == 8
-    with pytest.raises(Neo4jRetrievalError, match="not in Neo4j: materialise neo4j_political_kb"):
+    with pytest.raises(Neo4jRetrievalError, match=r"not in Neo4j: run `dagster asset materialize .*neo4j_political_kb"):
         extra = synthetic_embeddings()
         extra.loc[0, "argument_id"] = "not-exported"
         neo4j_store.write_embeddings(neo4j_driver, database, extra)

@@ -183,6 +183,21 @@ class ValidationUncertainty:
     comparisons: pd.DataFrame
 
 
+#: Reference rankings fixed by construction (every argument equal; the humans' order reversed).
+FIXED_BOUNDS = frozenset({"baseline:all-equal", "baseline:worst"})
+
+
+def _bounds_without_intervals(report: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
+    """The bounds' rows say why they have no interval: they are not estimates, and a resample's
+    duplicated debates move their figure off the value they have by construction."""
+    bound = report["system"].isin(FIXED_BOUNDS).to_numpy()
+    if bound.any():
+        for metric in metrics:
+            report.loc[bound, [f"{metric}_low", f"{metric}_high"]] = np.nan
+        report.loc[bound, "interval_method"] = "none: a bound fixed by construction"
+    return report
+
+
 def validation_uncertainty(
     report: pd.DataFrame,
     parts: object,
@@ -213,7 +228,7 @@ def validation_uncertainty(
     index = {((row,), metric): k for k, (row, metric) in enumerate(outputs)}
     rows = [(i,) for i in report.index]
     frame = interval_frame(rows, ["_row"], metrics, boot.levels, index, unit=UNIT, ranges=RANGES)
-    out = pd.concat([report, frame.drop(columns="_row")], axis=1)
+    out = _bounds_without_intervals(pd.concat([report, frame.drop(columns="_row")], axis=1), metrics)
     comparisons = comparison_frame(report, task, facet_column, planned, boot.differences, settings)
     out["best_set"] = best_set_flags(out, comparisons, facet_column, headline)
     return ValidationUncertainty(out, comparisons)
