@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from argassets.platform.reporting.presentation import figure_png, pyplot
 from argassets.political.validation.human_tasks import TASKS
+
+
+def _interval_row(ax: Any, part: pd.DataFrame, offset: float, colour: str, label: str, size: tuple) -> None:
+    """One group's estimates with their intervals, one row per system, shifted by ``offset``."""
+    marker, cap, width = size
+    error = [part["estimate"] - part["low"], part["high"] - part["estimate"]]
+    y = np.arange(len(part)) + offset
+    ax.errorbar(part["estimate"], y, xerr=error, fmt="o", ms=marker, capsize=cap, lw=width, color=colour, label=label)
 
 
 def _short(name: str) -> str:
@@ -56,18 +66,7 @@ def affiliation_plot(table: pd.DataFrame) -> bytes:
         order = here[here["group"] == "Left"].sort_values("estimate")["system"].tolist()
         for offset, (group, colour) in zip((-0.25, 0.0, 0.25), colours.items(), strict=True):
             part = here[here["group"] == group].set_index("system").loc[order]
-            error = [part["estimate"] - part["low"], part["high"] - part["estimate"]]
-            ax.errorbar(
-                part["estimate"],
-                np.arange(len(order)) + offset,
-                xerr=error,
-                fmt="o",
-                ms=2.5,
-                capsize=1.5,
-                lw=0.7,
-                color=colour,
-                label=group,
-            )
+            _interval_row(ax, part, offset, colour, group, size=(2.5, 1.5, 0.7))
         ax.set_yticks(np.arange(len(order)), [_short(s) for s in order], fontsize=6)
         ax.set_title(task, fontsize=9)
         ax.set_xlabel("agreement with the group's labels", fontsize=8)
@@ -87,18 +86,7 @@ def ppi_plot(table: pd.DataFrame, estimand: str = "political_share") -> bytes:
     fig, ax = plt.subplots(figsize=(7, 0.25 * len(order) + 1.4))
     for offset, (estimator, colour) in zip((0.2, 0.0, -0.2), colours.items(), strict=True):
         part = rows[rows["estimator"] == estimator].set_index("system").loc[order]
-        error = [part["estimate"] - part["low"], part["high"] - part["estimate"]]
-        ax.errorbar(
-            part["estimate"],
-            np.arange(len(order)) + offset,
-            xerr=error,
-            fmt="o",
-            ms=3,
-            capsize=2,
-            lw=0.8,
-            color=colour,
-            label=estimator,
-        )
+        _interval_row(ax, part, offset, colour, estimator, size=(3, 2, 0.8))
     ax.set_yticks(np.arange(len(order)), [_short(s) for s in order], fontsize=6)
     ax.set_xlabel(f"{estimand.replace('_', ' ')} over E3's three sampled buckets", fontsize=8)
     ax.legend(fontsize=7, loc="lower right")
