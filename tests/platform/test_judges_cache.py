@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -156,6 +158,49 @@ def test_progress_is_logged_per_batch(tmp_path: Path):
     assert len(progress) == 3
     assert progress[0].startswith("m: 6/15 completions (40.0%)") and "/s" in progress[0]
     assert progress[-1].startswith("m: 15/15 completions (100.0%)")
+
+
+def _locked_by_another_connection(path: Path, hold_s: float) -> threading.Thread:
+    """Another connection takes the cache's write lock and holds it ``hold_s`` seconds."""
+    held = threading.Event()
+
+    def hold() -> None:
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        held.set()
+        time.sleep(hold_s)
+        other.execute("COMMIT")
+        other.close()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    held.wait(5)
+    return thread
+
+
+def test_a_write_waiting_for_the_cache_lock_says_so(tmp_path: Path):
+    cache = JudgmentCache(tmp_path / "c.sqlite")
+    cache.wait_report_s = 0.2
+    cache.count()  # the file and its tables exist before the other connection locks it
+    holder = _locked_by_another_connection(tmp_path / "c.sqlite", hold_s=1.0)
+    lines: list[str] = []
+    results = judge_incrementally(CountingJudge(), "m", _requests(2), SamplingParams(1.0), 1, cache, log=lines.append)
+    holder.join()
+    waits = [line for line in lines if line.startswith("waiting for the judgment cache")]
+    assert waits and str(tmp_path / "c.sqlite") in waits[0] and "another process holds its write lock" in waits[0]
+    assert len(results) == 2 and cache.count() == 2
+    assert cache.on_wait is None  # the call's reporter is gone with the call
+
+
+def test_a_lock_held_past_the_timeout_fails_naming_the_cache(tmp_path: Path):
+    cache = JudgmentCache(tmp_path / "c.sqlite", timeout_s=0.5)
+    cache.wait_report_s = 0.1
+    cache.count()
+    holder = _locked_by_another_connection(tmp_path / "c.sqlite", hold_s=2.0)
+    with pytest.raises(sqlite3.OperationalError, match="stayed locked by another process"):
+        judge_incrementally(CountingJudge(), "m", _requests(2), SamplingParams(1.0), 1, cache)
+    holder.join()
+    assert cache.count() == 0
 
 
 def _worker(path: str, offset: int, out: multiprocessing.Queue) -> None:

@@ -346,7 +346,7 @@ def judge_incrementally(
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     call = _open_call(judge, model_name, requests, sampling, n_runs, cache, policy, log)
-    with cache.lease(call.owner, policy.lease_s):
+    with cache.waits_told_to(lambda message: _emit(log, message)), cache.lease(call.owner, policy.lease_s):
         while call.work.pending:
             if not call.round(batch_size) and call.work.pending:
                 # Everything left is claimed by live writers: wait for their batches, or their leases.

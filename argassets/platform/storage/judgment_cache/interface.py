@@ -7,12 +7,15 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from argassets.platform.judging.interface import Completion
 from argassets.platform.storage.judgment_cache.codec import Again, Item, Row
+
+#: Seconds between two "waiting for the judgment cache" lines.
+WAIT_REPORT_S = 10.0
 
 
 def new_owner_id() -> str:
@@ -36,6 +39,8 @@ class JudgmentStore:
     """The interface of both stores (the semantics: docs/judgments.md, "The judgment cache")."""
 
     location: str
+    #: Told, about every :data:`WAIT_REPORT_S` seconds, while a write waits for another process.
+    on_wait: Callable[[str], None] | None = None
 
     def lookup(self, model: str, sampling_key: str) -> dict[Item, Row]:
         """Every stored completion of one scope, by ``(prompt_sha256, run)``."""
@@ -101,6 +106,15 @@ class JudgmentStore:
         raise NotImplementedError
 
     # -- shared behaviour ---------------------------------------------------------------------
+
+    @contextmanager
+    def waits_told_to(self, say: Callable[[str], None] | None) -> Iterator[None]:
+        """Say through ``say`` what a write waits for while the block runs (nothing waits in silence)."""
+        before, self.on_wait = self.on_wait, say
+        try:
+            yield
+        finally:
+            self.on_wait = before
 
     @contextmanager
     def lease(self, owner: str, lease_s: float) -> Iterator[None]:

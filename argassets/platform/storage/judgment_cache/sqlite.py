@@ -25,7 +25,7 @@ from argassets.platform.storage.judgment_cache.codec import (
     new_rows,
     typed_row,
 )
-from argassets.platform.storage.judgment_cache.interface import ClaimOutcome, JudgmentStore
+from argassets.platform.storage.judgment_cache.interface import WAIT_REPORT_S, ClaimOutcome, JudgmentStore
 from argassets.platform.storage.judgment_cache.location import default_cache_path
 
 
@@ -83,6 +83,7 @@ class SQLiteJudgmentStore(JudgmentStore):
         self.path = Path(path) if str(path) != ":memory:" else Path(":memory:")
         self.location = str(path)
         self.timeout_s = timeout_s
+        self.wait_report_s = WAIT_REPORT_S
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._pid: int | None = None
@@ -102,11 +103,42 @@ class SQLiteJudgmentStore(JudgmentStore):
             self._pid = os.getpid()
         return self._conn
 
+    def _begin_immediate(self, conn: sqlite3.Connection) -> None:
+        """``BEGIN IMMEDIATE``, waiting in steps of ``wait_report_s`` for another process's write and
+        saying so at each step, up to ``timeout_s``."""
+        started = time.monotonic()
+        conn.execute(f"PRAGMA busy_timeout={int(min(self.wait_report_s, self.timeout_s) * 1000)}")
+        try:
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as exc:
+                    waited = time.monotonic() - started
+                    if "locked" not in str(exc) and "busy" not in str(exc):
+                        raise
+                    if waited >= self.timeout_s:
+                        raise sqlite3.OperationalError(
+                            f"the judgment cache {self.location} stayed locked by another process for "
+                            f"{waited:.0f} s: a run of another partition holds it, or a program opened it by "
+                            "hand (close it, or wait for that run and materialize again)"
+                        ) from exc
+                    if self.on_wait is not None:
+                        self.on_wait(
+                            f"waiting for the judgment cache {self.location}: another process holds its write "
+                            f"lock ({waited:.0f} s so far, at most {self.timeout_s:.0f} s)"
+                        )
+        finally:
+            conn.execute(f"PRAGMA busy_timeout={int(self.timeout_s * 1000)}")
+
     @contextmanager
     def _transaction(self, immediate: bool = True) -> Iterator[sqlite3.Connection]:
         with self._lock:
             conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+            if immediate:
+                self._begin_immediate(conn)
+            else:
+                conn.execute("BEGIN")
             try:
                 yield conn
             except BaseException:
