@@ -23,6 +23,10 @@ HEADLINE_SAYS = (
     "The best set is chosen among judges: baselines are left out of it by rule, not because they always "
     "score lower (their rank on every metric: 'Does the answer depend on the metric?' below)."
 )
+PER_DIMENSION_SAYS = (
+    "Cohen's kappa of the configuration's majority labels (A, B, Tie) against the expert labels on one "
+    "dimension (logic, rhetoric or dialectic), with its 95% interval clustered over topics; higher is better."
+)
 OTHER_METRICS = [
     "krippendorff_alpha",
     "percent_agreement",
@@ -82,15 +86,19 @@ def length_bias_figure(report: pd.DataFrame) -> Any:
         orientation="h",
         color_discrete_map=KIND_COLOURS,
         hover_data=["share_longer_experts"],
-        range_x=[0, 1],
         title="Decisive verdicts that go to the longer argument (dashed: the experts)",
     )
+    # with the share axis fixed to [0, 1], plotly.js autoranged the category axis of these facets to
+    # [-1, 4], hiding the sixth configuration and half the fifth: both axes are ranged here
+    configurations = judges["configuration"].nunique()
+    figure.update_xaxes(range=[0, 1])
+    figure.update_yaxes(range=[-0.5, configurations - 0.5])
     experts = report[report["kind"] == KIND_REFERENCE].set_index("dimension")["share_longer"]
     for column, dimension in enumerate(panels, start=1):
         if dimension in experts.index and pd.notna(experts[dimension]):
             figure.add_vline(x=float(experts[dimension]), line_dash="dash", line_color="#d62728", col=column, row=1)
     figure.for_each_annotation(lambda note: note.update(text=note.text.removeprefix("dimension=")))
-    height = 260 + 18 * judges["configuration"].nunique()
+    height = 260 + 18 * configurations
     figure.update_layout(
         height=height, margin={"t": 120}, legend={"orientation": "h", "y": 1.12, "yanchor": "bottom", "x": 0}
     )
@@ -195,9 +203,10 @@ def trust_sections(battery: pd.DataFrame | None) -> list[Section]:
     """The trust table's section, when the battery has rows."""
     if battery is None or not len(battery):
         return []
-    trust = Leaderboard(
-        "Trust: the reliability battery", trust_table(battery), ["model", "strategy"], None, note=TRUST_SAYS
-    )
+    table = trust_table(battery)
+    # a table of facts: every figure is shown at once (``others`` would hide them behind "all columns")
+    shown = [c for c in table.columns if c != "kind"]
+    trust = Leaderboard("Trust: the reliability battery", table, shown, None, note=TRUST_SAYS)
     return [Section("How far to trust each judge", tables=[trust])]
 
 
@@ -231,7 +240,7 @@ def aq_page_html(
         per_dimension,
         ["model", "strategy", "dimension"],
         HEADLINE_METRIC,
-        HEADLINE_SAYS,
+        PER_DIMENSION_SAYS,
         others,
         best_kinds=(),  # "best" is a configuration's, on the table above
     )

@@ -8,7 +8,7 @@ import re
 import pandas as pd
 
 from argassets.argument_quality.metric_choice import CHOICE_METRICS, rank_by_metric
-from argassets.argument_quality.results_page import HEADLINE_SAYS, aq_page_html, leaderboard_figure
+from argassets.argument_quality.results_page import HEADLINE_SAYS, aq_page_html, leaderboard_figure, length_bias_figure
 from tests.results_page_frames import aq_agreement_frame, aq_length_bias_frame
 
 
@@ -61,6 +61,10 @@ def test_the_page_states_its_metric_offers_the_others_and_shows_the_flip() -> No
     # in the test frame, longer-wins leads by κ and trails by Pearson: the sentence says both
     assert "by cohen_kappa the best is longer-wins / few" in text and "by pearson the best is" in text
     assert "docs/aggregation.md" in text and "README" in text
+    # the per-dimension table says it is per dimension, not "mean over the three dimensions"
+    per_dimension = text.split("Per dimension", 1)[1]
+    assert re.search(r"Ranked by\s+cohen_kappa\s*: Cohen's kappa .* on one dimension", per_dimension)
+    assert "mean over the three dimensions" not in per_dimension.split("filter rows", 1)[0]
 
 
 def test_the_leaderboard_plot_draws_each_baseline_once_as_a_dashed_line() -> None:
@@ -70,3 +74,15 @@ def test_the_leaderboard_plot_draws_each_baseline_once_as_a_dashed_line() -> Non
     assert len(lines) == 1  # longer-wins (its strategies share one value); no random row in the frame
     assert "longer-wins" in figure.layout.annotations[0].text
     assert [b.label for b in figure.layout.updatemenus[0].buttons][0] == "cohen_kappa"
+
+
+def test_the_length_bias_plot_shows_every_configuration() -> None:
+    """Six configurations, six rows in every panel (plotly.js alone ranged the rows to [-1, 4])."""
+    frame = aq_length_bias_frame()
+    judges = frame[frame["kind"] != "reference"]
+    more = pd.concat([judges.assign(strategy=strategy) for strategy in ("few", "cot")])
+    figure = length_bias_figure(pd.concat([frame, more], ignore_index=True))
+    shown = {y for trace in figure.data for y in trace.y}
+    assert len(shown) == 9
+    ranges = [axis["range"] for name, axis in figure.layout.to_plotly_json().items() if name.startswith("yaxis")]
+    assert len(ranges) == 4 and all(tuple(r) == (-0.5, 8.5) for r in ranges)

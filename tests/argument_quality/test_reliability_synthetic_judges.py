@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from argassets.argument_quality.reliability import EXPERTS, battery_problems, reliability_battery
-from argassets.argument_quality.results_page import trust_table
+from argassets.argument_quality.results_page import trust_sections, trust_table
+from argassets.platform.reporting.results_page import results_page
 from argassets.argument_quality.voting import majority_votes
 from argassets.platform.pairwise.reliability import FLAGGED_PROPERTY
 from argassets.platform.stats.intervals import BootstrapSettings
@@ -168,3 +169,11 @@ def test_trust_table_puts_the_experts_on_top_and_names_the_flags(battery: pd.Dat
     }
     assert table.set_index("model").loc[EXPERTS, "run_agreement"] == "not measured"
     assert table.set_index("model").loc["cyclic", "cycle_share"].startswith("0.357 [")
+
+
+def test_the_pages_trust_table_shows_every_figure_and_flag(battery: pd.DataFrame) -> None:
+    (trust,) = trust_sections(battery)[0].tables
+    page = results_page("trust", "", trust_sections(battery))
+    header = page.split('data-col="cycle_share"')[0].rsplit("<th", 1)[1]
+    assert 'class="key"' in header  # shown at once, not hidden behind "all columns"
+    assert {"cycle_share", "flags"} <= set(trust.keys) and "0.357 [" in page and ">transitivity<" in page
