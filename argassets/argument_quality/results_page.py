@@ -115,6 +115,13 @@ def verdict_table(report: pd.DataFrame) -> pd.DataFrame:
     return rows[[*columns, *deltas]].reset_index(drop=True)
 
 
+NO_VERDICTS_SAY = (
+    "No verdict yet: no configuration judged here is one of the paper's (a registry entry with "
+    "published_as, e.g. mistral-7b-instruct-v0.3, needs a GPU); the baselines of run-default have no "
+    "published counterpart. The paper's own figures are the 'published' rows of the leaderboard."
+)
+
+
 COMPARISONS_SAY = (
     "Each configuration against the best one and against each baseline, on the same topics: the paired "
     "difference (configuration minus reference) with its 95% interval clustered over topics and the "
@@ -175,14 +182,19 @@ def trust_table(battery: pd.DataFrame) -> pd.DataFrame:
 def reproduction_board(agreement: pd.DataFrame) -> Leaderboard:
     """The reproduction verdicts of the configurations with ``published_as``."""
     verdicts = verdict_table(agreement)
+    note = (
+        "A metric is reproduced when the published value lies inside the platform's interval (clustered "
+        "over topics); a configuration is reproduced when every compared metric is."
+    )
+    if verdicts.empty:
+        note += f" {NO_VERDICTS_SAY}"
     return Leaderboard(
         "Reproduction verdicts",
         verdicts,
         [c for c in verdicts.columns if c != "reproduced"],
         None,
         kind_column="reproduced",
-        note="A metric is reproduced when the published value lies inside the platform's interval (clustered "
-        "over topics); a configuration is reproduced when every compared metric is.",
+        note=note,
     )
 
 

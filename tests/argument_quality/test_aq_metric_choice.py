@@ -86,3 +86,9 @@ def test_the_length_bias_plot_shows_every_configuration() -> None:
     assert len(shown) == 9
     ranges = [axis["range"] for name, axis in figure.layout.to_plotly_json().items() if name.startswith("yaxis")]
     assert len(ranges) == 4 and all(tuple(r) == (-0.5, 8.5) for r in ranges)
+
+
+def test_an_empty_reproduction_table_says_why() -> None:
+    agreement = aq_agreement_frame()
+    page = _text(aq_page_html(agreement.assign(reproduced=None), aq_length_bias_frame(), "k"))
+    assert "No verdict yet: no configuration judged here is one of the paper's" in page
