@@ -24,7 +24,9 @@ def aq_length_bias_rows_and_ranges(
         "rows": len(aq_length_bias),
         "configurations": int(len(configurations)) if configurations is not None else 0,
         "problems": len(problems),
-        "max_share_longer": float(np.nanmax(aq_length_bias["share_longer"])) if len(aq_length_bias) else float("nan"),
+        "max_share_longer": round(float(np.nanmax(aq_length_bias["share_longer"])), 4)
+        if len(aq_length_bias)
+        else float("nan"),
     }
     if len(problems):
         metadata["problem_rows"] = dg.MetadataValue.md(markdown_table(problems, max_rows=50))

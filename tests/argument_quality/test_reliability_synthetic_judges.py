@@ -16,9 +16,9 @@ import pytest
 
 from argassets.argument_quality.reliability import EXPERTS, battery_problems, reliability_battery
 from argassets.argument_quality.results_page import trust_sections, trust_table
-from argassets.platform.reporting.results_page import results_page
 from argassets.argument_quality.voting import majority_votes
 from argassets.platform.pairwise.reliability import FLAGGED_PROPERTY
+from argassets.platform.reporting.results_page import results_page
 from argassets.platform.stats.intervals import BootstrapSettings
 
 N_TOPICS, N_ITEMS, N_RUNS = 6, 9, 3

@@ -43,6 +43,7 @@ def test_after_run_default_retrieval_and_debate_work_and_every_check_ran(
     assert {"retrieval_results_inside_filter", "retrieval_opposite_filters_separate"} <= {k.name for k in checks}
     assert all(owners.get(key.asset_key) for key in checks), "a check whose asset run-default never runs"
     assert unevaluated_checks(instance, graph, layout) == {}
+    assert unrounded_metadata(instance) == []
 
     capsys.readouterr()
     assert cli.main(["retrieve", UTTERANCE, *RANGE, "--method", "typical", "--json"]) == 0
@@ -55,3 +56,21 @@ def test_after_run_default_retrieval_and_debate_work_and_every_check_ran(
     [answer] = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     assert answer["text"] and answer["retrieved_argument_ids"]
     assert "between 60 and 90" in answer["system_prompt"]
+
+
+def unrounded_metadata(instance: dg.DagsterInstance) -> list[str]:
+    """Every float of a materialisation's or a check's metadata shown with more than 4 decimals."""
+    entries: list[tuple[str, dict]] = []
+    for key in instance.get_asset_keys():
+        for record in instance.fetch_materializations(key, limit=100).records:
+            entries.append((key.to_user_string(), record.asset_materialization.metadata))
+    evaluations = dg.EventRecordsFilter(event_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+    for record in instance.get_event_records(evaluations, limit=5000):
+        evaluation = record.event_log_entry.dagster_event.event_specific_data
+        entries.append((f"check {evaluation.check_name}", evaluation.metadata))
+    return sorted(
+        f"{where}: {name} = {value.value}"
+        for where, metadata in entries
+        for name, value in metadata.items()
+        if isinstance(value, dg.FloatMetadataValue) and value.value is not None and value.value != round(value.value, 4)
+    )

@@ -131,8 +131,8 @@ def aq_expert_bt_scores(
         "disconnected_topics": len(split),
     }
     for row in fit.itertuples(index=False):
-        metadata[f"pearson_{row.dimension}"] = float(row.pearson)
-        metadata[f"spearman_{row.dimension}"] = float(row.spearman)
+        metadata[f"pearson_{row.dimension}"] = round(float(row.pearson), 4)
+        metadata[f"spearman_{row.dimension}"] = round(float(row.spearman), 4)
     if len(split):
         metadata["components"] = dg.MetadataValue.md(markdown_table(split))
     return dg.Output(scores, metadata=metadata)

@@ -77,7 +77,7 @@ def aq_length_bias(
     metadata: dict[str, Any] = {
         "dagster/row_count": len(report),
         "configurations": int((report["kind"] != KIND_REFERENCE).sum() // 4) if len(report) else 0,
-        "experts_share_longer": float(experts["share_longer"].iloc[0]) if len(experts) else float("nan"),
+        "experts_share_longer": round(float(experts["share_longer"].iloc[0]), 4) if len(experts) else float("nan"),
         "report": dg.MetadataValue.md(
             "Over all three dimensions (per dimension in the table):\n\n"
             + markdown_table(overall[[c for c in SUMMARY_COLUMNS if c in overall.columns]], max_rows=300)

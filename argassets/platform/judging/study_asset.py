@@ -9,6 +9,7 @@ failure of a run whose requests came back without an answer.
 """
 
 # No ``from __future__ import annotations``: Dagster checks the judging function's ``context`` annotation.
+import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import Any
@@ -74,7 +75,8 @@ def judge_study_partition(
         table, metadata, warnings = elsewhere.table(entry, scope, inputs, context.resources.data.root())
         for warning in warnings:
             context.log.warning(warning)
-        yield dg.Output(typed_provenance(table, study.name), metadata=dict(metadata))
+        table = typed_provenance(table, study.name)
+        yield dg.Output(table, metadata=dict(metadata), data_version=table_data_version(table))
         return
     scope_text = scope.describe()
     sampling = entry.sampling_for(study.default_sampling)
@@ -94,10 +96,19 @@ def judge_study_partition(
         import_keys=[registry.studies.get(name).import_keys for name in entry.studies],
     )
     table = judged_table(study, asked, judged.completions, entry.name, sampling, entry.is_baseline, scope_text)
-    yield dg.Output(table, metadata=partition_metadata(study, entry, judged, table, sampling, asked, scope_text))
+    metadata = partition_metadata(study, entry, judged, table, sampling, asked, scope_text)
+    yield dg.Output(table, metadata=metadata, data_version=table_data_version(table))
     failure = non_answer_failure(entry, judged)
     if failure is not None:
         raise failure
+
+
+def table_data_version(table: pd.DataFrame) -> dg.DataVersion:
+    """The partition's content hash: a re-run that finds everything in the cache writes the same
+    table, so its version is unchanged and nothing downstream is marked unsynced."""
+    digest = hashlib.sha256(repr([(str(c), str(t)) for c, t in table.dtypes.items()]).encode())
+    digest.update(pd.util.hash_pandas_object(table, index=False).to_numpy().tobytes())
+    return dg.DataVersion(digest.hexdigest()[:32])
 
 
 def partition_metadata(

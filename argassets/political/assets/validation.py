@@ -158,7 +158,8 @@ def political_pairwise_validation(
     yield dg.Output(
         storable(report),
         output_name="political_pairwise_validation",
-        metadata=_pairwise_metadata(report, config, len(systems), design, n_clusters) | {"interval_seconds": seconds},
+        metadata=_pairwise_metadata(report, config, len(systems), design, n_clusters)
+        | {"interval_seconds": round(seconds, 2)},
     )
     yield dg.Output(
         storable(uncertain.comparisons),
@@ -380,7 +381,7 @@ def political_pointwise_validation(
         storable(report),
         output_name="political_pointwise_validation",
         metadata=_pointwise_metadata(report, config, len(systems), unscored, n_clusters)
-        | {"interval_seconds": seconds},
+        | {"interval_seconds": round(seconds, 2)},
     )
     yield dg.Output(
         storable(uncertain.comparisons),

@@ -140,9 +140,9 @@ def separation(per_query: pd.DataFrame, left: str, right: str) -> dict[str, floa
     right_mean = float(per_query.loc[per_query["setting"] == right, "mean_position"].mean())
     gap = RIGHT_RANGE[0] - LEFT_RANGE[1]
     return {
-        "left_mean_position": left_mean,
-        "right_mean_position": right_mean,
-        "difference": right_mean - left_mean,
+        "left_mean_position": round(left_mean, 2),
+        "right_mean_position": round(right_mean, 2),
+        "difference": round(right_mean - left_mean, 2),
         "required_gap": gap,
         "separated": bool(right_mean - left_mean >= gap),
     }

@@ -105,14 +105,33 @@ def materialised(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataF
         assert [m.partition for m in judged["elsewhere"].get_asset_materialization_events()] == []
         downstream = run(DOWNSTREAM)
         tables = {name: downstream.output_for_node(name) for name in DOWNSTREAM}
+        again = run([STUDY.root_asset], partition_key="longer")  # everything from the cache
+        tables["stale_after_cached_rerun"] = stale_statuses(
+            instance, dg.Definitions(loaded, resources=used), DOWNSTREAM
+        )
         report = downstream.asset_materializations_for_node("persuasion_agreement_report")[0]
         tables["report_markdown"] = pd.DataFrame({"markdown": [report.metadata["agreement"].value]})
         longer = judged["longer"].asset_materializations_for_node(STUDY.root_asset)[0].metadata
+        versions = [
+            result.asset_materializations_for_node(STUDY.root_asset)[0].tags["dagster/data_version"]
+            for result in (judged["longer"], again, judged["random"])
+        ]
+        tables["data_versions"] = pd.DataFrame({"run": ["longer", "longer again", "random"], "version": versions})
         tables["longer_metadata"] = pd.DataFrame({key: [value.value] for key, value in longer.items()})
     tables["judgments"] = pd.concat(
         [judged[name].output_for_node(STUDY.root_asset) for name in ("longer", "random")], ignore_index=True
     )
     return tables
+
+
+def stale_statuses(instance: dg.DagsterInstance, definitions: dg.Definitions, names: list[str]) -> pd.DataFrame:
+    """What the UI's "Unsynced" flag reads: each asset's stale status (Dagster's own resolver)."""
+    from dagster._core.definitions.data_version import CachingStaleStatusResolver
+    from dagster._core.loader import LoadingContextForTest
+
+    graph = definitions.resolve_asset_graph()
+    resolver = CachingStaleStatusResolver(instance, graph, LoadingContextForTest(instance))
+    return pd.DataFrame({"asset": names, "status": [resolver.get_status(dg.AssetKey(n)).value for n in names]})
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -304,3 +323,10 @@ def test_the_failed_check_blocks_the_judgments(tmp_path: Path) -> None:
     assert [e.passed for e in result.get_asset_check_evaluations()] == [False]
     materialised = {e.asset_key for e in result.get_asset_materialization_events()}
     assert materialised == {dg.AssetKey("persuasion_texts"), dg.AssetKey("persuasion_pairs")}
+
+
+def test_a_re_run_from_the_cache_keeps_the_partitions_data_version(materialised: dict[str, pd.DataFrame]) -> None:
+    """Same rows, same version: nothing downstream is marked unsynced by a re-run that changed nothing."""
+    first, again, other = materialised["data_versions"]["version"]
+    assert first == again and first != other
+    assert set(materialised["stale_after_cached_rerun"]["status"]) == {"FRESH"}
