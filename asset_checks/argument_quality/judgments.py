@@ -139,7 +139,7 @@ def aq_judgments_complete(
         in_scope = aq_prompts.iloc[0:0]
     design: dict[str, Any] = {}
     if entry.adaptive is not None:
-        in_scope, design = _judged_by_design(in_scope, aq_judgments)
+        in_scope, design = judged_by_design(in_scope, aq_judgments)
     counts = completeness(aq_judgments, expected_items(in_scope, orders, N_RUNS))
     passed = counts["missing"] == 0 and counts["duplicated"] == 0 and counts["unexpected"] == 0
     return dg.AssetCheckResult(
@@ -154,7 +154,7 @@ def aq_judgments_complete(
     )
 
 
-def _judged_by_design(in_scope: pd.DataFrame, judgments: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+def judged_by_design(in_scope: pd.DataFrame, judgments: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The in-scope prompts an adaptive partition judged, and what the check says of the rest."""
     key = ["comparison_id", "dimension", "strategy"]
     judged = in_scope.merge(judgments[key].drop_duplicates(), on=key, how="inner")

@@ -19,6 +19,7 @@ from argassets.platform.design.adaptive import round_scores
 from argassets.platform.judging.adaptive_rounds import AdaptiveOutcome, check_pairs, judge_in_rounds
 from argassets.platform.judging.interface import CachedCompletion, ChatRequest
 from argassets.platform.registry.adaptive import AdaptiveJudging
+from argassets.platform.registry.diff import entry_fingerprint
 from argassets.platform.registry.entries import RegistryError, parse_registry
 from argassets.studies import code_location_studies
 
@@ -207,3 +208,16 @@ def test_a_study_without_pairs_refuses_the_option_and_the_default_is_off():
         studies=code_location_studies(),
     )
     assert plain.get("plain").adaptive is None
+
+
+def test_turning_the_option_on_changes_the_entry_for_the_sensor():
+    studies = code_location_studies()
+    plain = {"name": "judge", "backend": "random", "studies": ["argument_quality"]}
+    adaptive = {**plain, "adaptive": {"stop": "rank_stability", "threshold": 0.9}}
+    before, after = (
+        entry_fingerprint(parse_registry({"models": [entry]}, studies=studies).get("judge"), studies)
+        for entry in (plain, adaptive)
+    )
+    assert before != after  # the sensor judges the partition again, in rounds
+    # Left off, the option changes no fingerprint taken before it existed (pinned hashes:
+    # test_sensors_registry_diff.py::test_fingerprints_did_not_change_when_scopes_became_per_study).
