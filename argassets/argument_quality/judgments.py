@@ -25,6 +25,7 @@ from argassets.platform.study import Inputs, RequestSet
 __all__ = [
     "AQ_JUDGMENT_COLUMNS",
     "AQ_ROW_COLUMNS",
+    "adaptive_pairs",
     "JUDGING_INPUTS",
     "LABEL_PROBABILITY_COLUMNS",
     "N_RUNS",
@@ -172,6 +173,28 @@ def judging_requests(entry: ModelEntry, scope: ArgumentQualityScope, inputs: Inp
         items=items,
         summary=f"{len(prompts)} prompts, orders {', '.join(orders)}",
         metadata={"orders": ", ".join(orders), "runs": N_RUNS, "prompts_in_scope": len(prompts)},
+    )
+
+
+def adaptive_pairs(asked: RequestSet, inputs: Inputs) -> pd.DataFrame:
+    """Study A's pairwise design for adaptive judging: a cell per dimension and strategy, the
+    comparison as the pair (both orders judged together), BT per topic, arguments as items."""
+    comparisons = inputs["webis_expert_comparisons"].drop_duplicates("comparison_id").set_index("comparison_id")
+    items = asked.items
+    sides = comparisons.loc[items["comparison_id"]]
+
+    def argument(side: str) -> np.ndarray:
+        return (sides[f"discussion_id_{side}"].astype(str) + "/" + sides[f"argument_id_{side}"].astype(str)).to_numpy()
+
+    return pd.DataFrame(
+        {
+            "key": items["key"].to_numpy(),
+            "cell": (items["dimension"].astype(str) + "/" + items["strategy"].astype(str)).to_numpy(),
+            "pair_id": items["comparison_id"].to_numpy(),
+            "group": items["topic_id"].to_numpy(),
+            "item_a": argument("a"),
+            "item_b": argument("b"),
+        }
     )
 
 

@@ -13,6 +13,7 @@ from argassets.argument_quality.judgments import (
     AQ_DEFAULT_SAMPLING,
     JUDGING_INPUTS,
     N_RUNS,
+    adaptive_pairs,
     judging_requests,
     judgment_table,
     label_summary_markdown,
@@ -40,6 +41,7 @@ STUDY = StudyDefinition(
     build_requests=judging_requests,
     build_table=judgment_table,
     judging_metadata=judging_metadata,
+    adaptive_pairs=adaptive_pairs,  # registry option `adaptive` (docs/study_design.md, section 3)
     import_keys=ImportKeys(
         columns=("comparison_id", "dimension", "strategy", "order"),
         allowed={

@@ -141,6 +141,14 @@ class StudyDefinition:
     check_modules: Sequence[ModuleType] = ()
     #: ``(table, request_set) -> metadata``: what the study adds to a judged partition's metadata.
     judging_metadata: Callable[[pd.DataFrame, RequestSet], Mapping[str, Any]] | None = None
+    #: ``(request_set, inputs) -> pairs``: the pairwise design of the requests, for entries judged in
+    #: rounds (``adaptive``): one row per request with ``key``, ``cell`` (judged and stopped on its
+    #: own, e.g. a dimension and strategy), ``pair_id`` (unique in its cell; all its requests and runs
+    #: are judged together), ``group`` (BT is fitted per group), ``item_a``, ``item_b``.
+    #: ``None``: the study cannot be judged adaptively.
+    adaptive_pairs: Callable[[RequestSet, Inputs], pd.DataFrame] | None = None
+    #: The column of ``build_table``'s rows holding the verdict oriented to the pair (A, B, Tie or null).
+    verdict_column: str = "label"
     #: Entries whose judgments come from elsewhere (published files), read instead of judged.
     judged_elsewhere: JudgedElsewhere | None = None
     #: Whether the study runs only on the published data folder (no embedded sample).

@@ -125,22 +125,44 @@ def aq_judgments_complete(
     aq_judgments: pd.DataFrame,
     aq_prompts: pd.DataFrame,
 ) -> dg.AssetCheckResult:
-    """Every in-scope comparison x dimension x strategy (x order) x run is present exactly once."""
+    """Every in-scope comparison x dimension x strategy (x order) x run is present exactly once.
+
+    An adaptive entry's partition is partial by design: only the comparisons it chose are expected,
+    each in every order and run; the comparisons it did not judge are counted, not missing.
+    """
     entry = registry.entry(context.partition_key)
     if entry.takes_part_in("argument_quality"):
         orders = orders_for(entry)
-        expected = expected_items(scope_prompts(aq_prompts, ArgumentQualityScope.of(entry)), orders, N_RUNS)
+        in_scope = scope_prompts(aq_prompts, ArgumentQualityScope.of(entry))
     else:
         orders = ()
-        expected = expected_items(aq_prompts.iloc[0:0], (), N_RUNS)
-    counts = completeness(aq_judgments, expected)
+        in_scope = aq_prompts.iloc[0:0]
+    design: dict[str, Any] = {}
+    if entry.adaptive is not None:
+        in_scope, design = judged_by_design(in_scope, aq_judgments)
+    counts = completeness(aq_judgments, expected_items(in_scope, orders, N_RUNS))
     passed = counts["missing"] == 0 and counts["duplicated"] == 0 and counts["unexpected"] == 0
     return dg.AssetCheckResult(
         passed=passed,
         metadata={
             **counts,
+            **design,
             "scope": entry.scope_text(STUDY_NAME),
             "orders": ", ".join(orders) or "none",
             "runs": N_RUNS,
         },
     )
+
+
+def judged_by_design(in_scope: pd.DataFrame, judgments: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The in-scope prompts an adaptive partition judged, and what the check says of the rest."""
+    key = ["comparison_id", "dimension", "strategy"]
+    judged = in_scope.merge(judgments[key].drop_duplicates(), on=key, how="inner")
+    notes = sorted({str(s) for s in judgments.get("scope", pd.Series(dtype=object)).dropna().unique()})
+    return judged, {
+        "design": "adaptive: partial by design",
+        "design_note": " | ".join(notes) or "no judgments yet",
+        "prompts_in_scope": len(in_scope),
+        "prompts_judged": len(judged),
+        "prompts_not_judged_by_design": len(in_scope) - len(judged),
+    }

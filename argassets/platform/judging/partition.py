@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import dagster as dg
 import pandas as pd
 
+from argassets.platform.judging.adaptive_rounds import AdaptiveOutcome, Send
 from argassets.platform.judging.engines.vllm_backend import run_seed
 from argassets.platform.judging.identity import cache_model_key, model_identity
 from argassets.platform.judging.incremental import MAX_ATTEMPTS, judge_incrementally
@@ -24,6 +25,7 @@ from argassets.platform.judging.label_probabilities import draw_label, label_dis
 from argassets.platform.judging.prefill_meter import PrefillMeter, partition_prefill
 from argassets.platform.registry.model_entry import ModelEntry
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
+from argassets.platform.storage.judgment_cache.interface import JudgmentStore
 from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 from argassets.platform.study import ImportKeys
 
@@ -45,6 +47,8 @@ class PartitionJudgments:
     max_attempts: int = MAX_ATTEMPTS
     #: The engine's computed and reused prompt tokens beside the floor (judging/prefill_meter.py).
     prefill: dict[str, Any] = field(default_factory=dict)
+    #: How an adaptive entry's rounds went (``None``: every request was judged).
+    design: AdaptiveOutcome | None = None
 
     @property
     def sent(self) -> int:
@@ -92,10 +96,13 @@ def judge_partition(
     sampling: SamplingParams,
     n_runs: int,
     import_keys: Sequence[ImportKeys] = (),
+    rounds: Callable[[Send], AdaptiveOutcome] | None = None,
 ) -> PartitionJudgments:
     """Every request answered ``n_runs`` times by ``entry``'s judge, through the judgment cache.
 
     ``import_keys`` are those of the entry's studies (what a tidy import file of the entry may hold).
+    ``rounds`` (an adaptive entry's) judges only the requests it chooses, round by round, each round
+    through the same cache (:mod:`argassets.platform.judging.adaptive_rounds`).
 
     Imported judgments are re-read from their file every time (an in-memory cache); every other
     backend shares the persistent cache, so a re-run sends only what is missing, plus the cached
@@ -110,24 +117,18 @@ def judge_partition(
     meter = PrefillMeter(the_judge)
     cache = judgment_cache.open() if entry.caches_judgments else JudgmentCache(":memory:")
     started = time.perf_counter()
-    probabilities_mode = entry.mode == "label_probabilities"
+    design = None
     try:
-        completions = judge_incrementally(
-            meter,
-            cache_model,
-            requests,
-            probe_sampling(sampling, requests) if probabilities_mode else sampling,
-            1 if probabilities_mode else n_runs,
-            cache,
-            batch_size=entry.default_batch_size,
-            log=context.log,
-        )
+        send = _CachedSender(meter, cache_model, sampling, n_runs, cache, entry, context.log)
+        if rounds is None:
+            completions = send(requests)
+        else:
+            design = rounds(send)
+            completions = design.completions
         prefill = partition_prefill(meter, entry)
     finally:
         cache.close()
         the_judge.close()
-    if probabilities_mode:
-        completions = runs_from_probabilities(completions, requests, sampling, n_runs)
     http: dict[str, int] = {}
     requests_sent = getattr(the_judge, "requests_sent", None)
     if requests_sent is not None:
@@ -142,7 +143,37 @@ def judge_partition(
         cache_model=cache_model,
         max_attempts=MAX_ATTEMPTS,
         prefill=prefill,
+        design=design,
     )
+
+
+@dataclass(frozen=True)
+class _CachedSender:
+    """Judges a list of requests through the open cache: every run, in request then run order."""
+
+    meter: PrefillMeter
+    cache_model: str
+    sampling: SamplingParams
+    n_runs: int
+    cache: JudgmentStore
+    entry: ModelEntry
+    log: Any
+
+    def __call__(self, requests: list[ChatRequest]) -> list[CachedCompletion]:
+        probabilities_mode = self.entry.mode == "label_probabilities"
+        completions = judge_incrementally(
+            self.meter,
+            self.cache_model,
+            requests,
+            probe_sampling(self.sampling, requests) if probabilities_mode else self.sampling,
+            1 if probabilities_mode else self.n_runs,
+            self.cache,
+            batch_size=self.entry.default_batch_size,
+            log=self.log,
+        )
+        if probabilities_mode:
+            return runs_from_probabilities(completions, requests, self.sampling, self.n_runs)
+        return completions
 
 
 def probe_sampling(sampling: SamplingParams, requests: Sequence[ChatRequest]) -> SamplingParams:
@@ -222,6 +253,9 @@ def judging_metadata(
         **judged.http,
         **judged.prefill,
     }
+    if judged.design is not None:
+        design = judged.design.metadata()
+        metadata.update({**design, "design_cells": dg.MetadataValue.json(design["design_cells"])})
     if entry.uses_server_sampling_defaults:
         metadata["server_sampling_defaults"] = (
             "the endpoint applies its own sampling defaults (top_k, min_p, repetition penalty are not sent): "

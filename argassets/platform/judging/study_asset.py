@@ -11,6 +11,7 @@ failure of a run whose requests came back without an answer.
 # No ``from __future__ import annotations``: Dagster checks the judging function's ``context`` annotation.
 import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -18,6 +19,7 @@ import dagster as dg
 import numpy as np
 import pandas as pd
 
+from argassets.platform.judging.adaptive_rounds import AdaptiveOutcome, Send, check_pairs, judge_in_rounds
 from argassets.platform.judging.interface import PROVENANCE_COLUMNS, CachedCompletion, ChatRequest, SamplingParams
 from argassets.platform.judging.partition import (
     PartitionJudgments,
@@ -94,7 +96,11 @@ def judge_study_partition(
         sampling,
         study.n_runs,
         import_keys=[registry.studies.get(name).import_keys for name in entry.studies],
+        rounds=adaptive_rounds(study, entry, asked, inputs, context.log),
     )
+    if judged.design is not None:
+        # Every report reads the scope column: the partition says it is partial by design.
+        scope_text = judged.design.note() if scope_text == "full" else f"{scope_text}; {judged.design.note()}"
     table = judged_table(study, asked, judged.completions, entry.name, sampling, entry.is_baseline, scope_text)
     metadata = partition_metadata(study, entry, judged, table, sampling, asked, scope_text)
     yield dg.Output(table, metadata=metadata, data_version=table_data_version(table))
@@ -109,6 +115,28 @@ def table_data_version(table: pd.DataFrame) -> dg.DataVersion:
     digest = hashlib.sha256(repr([(str(c), str(t)) for c, t in table.dtypes.items()]).encode())
     digest.update(pd.util.hash_pandas_object(table, index=False).to_numpy().tobytes())
     return dg.DataVersion(digest.hexdigest()[:32])
+
+
+def adaptive_rounds(
+    study: StudyDefinition, entry: ModelEntry, asked: RequestSet, inputs: Inputs, log: Any
+) -> Callable[[Send], AdaptiveOutcome] | None:
+    """How an adaptive entry's partition is judged in rounds; ``None`` when the entry is not adaptive."""
+    option = entry.adaptive
+    if option is None:
+        return None
+    if study.adaptive_pairs is None:
+        raise ValueError(f"model '{entry.name}': 'adaptive' needs pairs, and study '{study.name}' declares none")
+    pairs = check_pairs(study.adaptive_pairs(asked, inputs), asked.requests, f"model '{entry.name}'")
+
+    def verdicts(completions: Sequence[CachedCompletion]) -> list[Any]:
+        rows = study.build_table(asked, completions, entry.name)
+        return rows[study.verdict_column].sort_index().tolist()
+
+    def rounds(send: Send) -> AdaptiveOutcome:
+        outcome = judge_in_rounds(asked.requests, pairs, option.settings(), send, verdicts, log)
+        return replace(outcome, stated=option.describe())
+
+    return rounds
 
 
 def partition_metadata(

@@ -36,7 +36,7 @@ COSMETIC_FIELDS: frozenset[str] = frozenset({"description", "published_as", "slu
 
 #: Fields added after entries were first fingerprinted, with their default: left out while at it,
 #: so that the upgrade changes no fingerprint (no entry looks edited, nothing is judged again).
-_ADDED_FIELD_DEFAULTS: dict[str, Any] = {"server_sampling_defaults": False, "mode": "sample"}
+_ADDED_FIELD_DEFAULTS: dict[str, Any] = {"server_sampling_defaults": False, "mode": "sample", "adaptive": None}
 #: The engine-specific fields of the flat entry that fingerprints were first taken of, at their
 #: defaults: an entry now holds only its own engine's fields, and the others are filled in with these
 #: so that no fingerprint changed when the engines got their own entry classes.

@@ -31,6 +31,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from argassets.platform.judging.interface import Judge, JudgeSettings, PromptTokenizer, SamplingParams
+from argassets.platform.registry.adaptive import AdaptiveJudging
 from argassets.platform.registry.needs import MachineNeeds
 from argassets.platform.registry.scopes import scopes_by_study
 from argassets.platform.study import Studies, StudyScope
@@ -195,6 +196,9 @@ class ModelEntry(_Strict):
     #: prompt (one token, its log-probabilities), the runs drawn from the label distribution with
     #: the run seeds (docs/judgments.md, "Probabilities mode").
     mode: Literal["sample", "label_probabilities"] = "sample"
+    #: Judge the entry's pairwise partitions in rounds and stop on a stated criterion; ``None``
+    #: (the default) judges every request (docs/study_design.md, "Adaptive LLM judging").
+    adaptive: AdaptiveJudging | None = None
 
     #: Labelled as a baseline in every report (no model behind it).
     is_baseline: ClassVar[bool] = False
@@ -318,6 +322,19 @@ class ModelEntry(_Strict):
         if self.mode == "label_probabilities" and not self.returns_logprobs:
             able = sorted(name for name in engine_names() if engine_type(name).returns_logprobs)
             raise ValueError(f"mode 'label_probabilities' needs log-probabilities: backend one of {able}")
+        return self
+
+    @model_validator(mode="after")
+    def _adaptive_needs_pairs(self, info: ValidationInfo) -> ModelEntry:
+        known = context_studies(info)
+        if self.adaptive is None or known is None:
+            return self
+        unpaired = [name for name in self.studies if name in known.names and known.get(name).adaptive_pairs is None]
+        if unpaired:
+            raise ValueError(
+                f"'adaptive' judges pairwise comparisons in rounds; study '{unpaired[0]}' declares no pairs "
+                "(StudyDefinition.adaptive_pairs): give that study its own entry without 'adaptive'"
+            )
         return self
 
     def sampling_for(self, defaults: SamplingParams) -> SamplingParams:
