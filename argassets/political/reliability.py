@@ -137,11 +137,13 @@ def pointwise_human_labels(annotations: pd.DataFrame, study_items: pd.DataFrame)
     """The pointwise study's labels ``(items, annotators)`` and each item's argument.
 
     ``annotations``: :func:`~argassets.political.human_studies.read_annotations` (``task, item,
-    participant_id, label``, ...); ``study_items``: ``political_study_items`` (an unmatched item
-    has no argument, hence no debate: refused by :func:`reliability_battery`).
+    participant_id, label``, ...); ``study_items``: ``political_study_items``. An item matched to no
+    KB argument has no debate and is left out (the release matches all 1,000).
     """
-    items = study_items[study_items["study"] == "pointwise"].drop_duplicates("meta_id")
-    rows = annotations[annotations["task"] == "pointwise"].reset_index(drop=True)
+    items = study_items[(study_items["study"] == "pointwise") & study_items["argument_id"].notna()]
+    items = items.drop_duplicates("meta_id")
+    rows = annotations[(annotations["task"] == "pointwise") & annotations["item"].isin(items["meta_id"])]
+    rows = rows.reset_index(drop=True)
     labels, _ = annotator_matrix(rows, list(items["meta_id"]))
     return labels, [str(a) for a in items["argument_id"]]
 
@@ -265,19 +267,18 @@ def reliability_battery(
     )
     frame = intervals.frame()
     frame[["system", "kind", "scope", "metric"]] = pd.DataFrame(keys, index=frame.index)
-    return _finish(frame, parts, rows, tolerances)
+    return _finish(frame, parts, tolerances)
 
 
-def _finish(
-    frame: pd.DataFrame, parts: dict[str, np.ndarray], rows: list, tolerances: PointwiseTolerances
-) -> pd.DataFrame:
+def _finish(frame: pd.DataFrame, parts: dict[str, np.ndarray], tolerances: PointwiseTolerances) -> pd.DataFrame:
     """Sample sizes, the ranges' clipping, the humans' unmeasurable figures and the flags."""
-    size = {
+    # The values each figure rests on, per (row, debate): pairable values, answers, scores.
+    size: dict[str, np.ndarray] = {
         "alpha_score": parts["interval"][..., 0],
         "alpha_na": parts["coincidence"].sum(axis=-1),
         "spread": parts["spread"][..., 0],
     }
-    per_metric = [size.get(m, parts[m][..., 1] if m in parts else None) for m in BATTERY_METRICS]
+    per_metric = [size[m] if m in size else parts[m][..., 1] for m in BATTERY_METRICS]
     frame["n"] = np.concatenate([p.sum(axis=1) for p in per_metric]).astype(np.int64)
     frame["n_debates"] = np.concatenate([(p > 0).sum(axis=1) for p in per_metric]).astype(np.int64)
     # The small-cluster widening can reach past a figure's range; the range bounds the interval.
