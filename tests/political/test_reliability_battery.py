@@ -3,6 +3,8 @@ flagged on that property and no other; the humans' row is the annotators' own al
 
 from __future__ import annotations
 
+import re
+
 import krippendorff
 import numpy as np
 import pandas as pd
@@ -18,6 +20,9 @@ from argassets.political.reliability import (
     pointwise_human_labels,
     reliability_battery,
 )
+from argassets.political.results_page import political_page_html
+from argassets.political.results_page_trust import TRUST_ANCHOR, trust_table
+from tests.results_page_frames import POLITICAL_REGISTRY, political_pairwise_frame, political_pointwise_frame
 
 N_ARGUMENTS, N_DEBATES, N_REPETITIONS = 240, 12, 5
 SETTINGS = BootstrapSettings(n_resamples=400, seed=7)
@@ -131,3 +136,23 @@ def test_an_argument_without_a_debate_is_refused_by_name() -> None:
     predictions = _judge("honest", np.random.default_rng(0))
     with pytest.raises(ValueError, match=r"honest \(study\): argument 'arg3' has no debate"):
         reliability_battery(predictions, _debates().drop("arg3"), ["arg3"], settings=SETTINGS)
+
+
+def test_the_trust_table_puts_the_humans_first_and_says_what_is_not_measured(battery: pd.DataFrame) -> None:
+    table = trust_table(battery)
+    assert list(table["scope"].iloc[:5]) == ["study"] * 5 and table["system"].iloc[0] == HUMANS
+    humans = table.iloc[0]
+    assert humans["alpha_score"] == "not measured" and re.fullmatch(
+        r"-?0\.\d{3} \[-?0\.\d{3}, 0\.\d{3}\]", humans["alpha_na"]
+    )
+    flags = table[table["scope"] == "kb"].set_index("system")["flags"]
+    assert flags.to_dict() == {"always-50": "scale", "honest": "", "na-happy": "NA", "noisy": "repetition"}
+    page = political_page_html(
+        political_pairwise_frame(), political_pointwise_frame(), POLITICAL_REGISTRY, battery=battery
+    )
+    trust = page[page.index(f'id="{TRUST_ANCHOR}"') :]
+    assert "Trust: the reliability battery" in trust and "not measured" in trust
+    assert trust.index(">humans<") < trust.index(">honest<")
+    assert humans["alpha_na"] in trust
+    for metric in BATTERY_METRICS:  # shown at once, not hidden behind "all columns"
+        assert f'<th class="key" data-col="{metric}"' in trust
