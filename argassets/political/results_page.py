@@ -16,6 +16,7 @@ from argassets.platform.reporting.metric_figure import metric_bar_figure
 from argassets.platform.reporting.results_page import Leaderboard, Section, results_page
 from argassets.political.paper_figures import SOURCES_SAY, STUDY_FILE, SUBSETS_SAY, every_system, paper_section
 from argassets.political.results_page_kb import KbTables, kb_section
+from argassets.political.results_page_trust import trust_sections
 from argassets.political.system_names import PUBLISHED_PREFIX, published_stem, published_system_names
 
 #: Kinds that may be best: systems that judge; baselines and the human framings never are.
@@ -204,9 +205,10 @@ def political_page_html(
     registry: ModelRegistry,
     comparisons: pd.DataFrame | None = None,
     kb: KbTables | None = None,
+    battery: pd.DataFrame | None = None,
 ) -> str:
     """Study B's page from the ``political_pairwise_validation`` and ``political_pointwise_validation`` tables
-    (and their comparisons and the ``kb_analysis`` tables, when given)."""
+    (and their comparisons, the ``kb_analysis`` tables and the reliability battery, when given)."""
     pairs, points = every_system(pairwise, registry), every_system(pointwise, registry)
     title = "Pairwise study, all pairs (bars: 95% intervals over debates; dashed: baselines)"
     sections = [
@@ -227,6 +229,7 @@ def political_page_html(
     ]
     if comparisons is not None:
         sections.append(_next_section(comparisons, registry))
+    sections += trust_sections(battery)
     if kb is not None:
         sections.append(kb_section(kb))
     systems = pairs[pairs["subset"] == "all"]

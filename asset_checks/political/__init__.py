@@ -7,8 +7,9 @@ from asset_checks.political import (
     kb_analysis,
     knowledge_base,
     predictions,
+    reliability,
     retrieval,
     validation,
 )
 
-CHECK_MODULES = [knowledge_base, predictions, ensembles, validation, annotators, kb_analysis, retrieval]
+CHECK_MODULES = [knowledge_base, predictions, ensembles, validation, annotators, reliability, kb_analysis, retrieval]

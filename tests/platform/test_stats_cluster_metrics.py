@@ -13,6 +13,8 @@ from argassets.platform.stats.cluster_metrics import (
     ScoreClusters,
     classification_metrics,
     coincidence_from_value_counts,
+    interval_alpha_from_sums,
+    interval_alpha_sums,
     nominal_alpha_from_coincidence,
     weighted_tables,
 )
@@ -90,3 +92,27 @@ def test_nominal_alpha_of_many_raters_with_missing_values_equals_krippendorffs()
         index = _expanded(cluster, w)
         expected = krippendorff.alpha(reliability_data=data[:, index], level_of_measurement="nominal")
         assert alphas[row] == pytest.approx(expected, abs=1e-10)
+
+
+def test_interval_alpha_of_repetitions_with_missing_values_equals_krippendorffs() -> None:
+    """Scores 0-100 from 5 raters, some missing, some units with one value: the sums give the package's alpha."""
+    rng = np.random.default_rng(3)
+    units, n_clusters = 300, 9
+    truth = rng.integers(0, 101, units).astype(float)
+    values = np.clip(truth[:, None] + rng.normal(0, 15, (units, 5)), 0, 100).round()
+    values[rng.random(values.shape) < 0.2] = np.nan
+    values[:7, 1:] = np.nan  # single values: not pairable
+    cluster = rng.integers(0, n_clusters, units)
+    per_cluster = interval_alpha_sums(values, cluster, n_clusters)
+    weights = np.vstack([np.ones(n_clusters), rng.multinomial(n_clusters, np.ones(n_clusters) / n_clusters, 2)])
+    alphas = interval_alpha_from_sums(weights @ per_cluster)
+    for row, w in enumerate(weights):
+        index = _expanded(cluster, w)
+        expected = krippendorff.alpha(reliability_data=values[index].T, level_of_measurement="interval")
+        assert alphas[row] == pytest.approx(expected, abs=1e-10)
+    assert 0.5 < alphas[0] < 0.95  # the noise is a fifth of the spread: far from both 0 and 1
+
+
+def test_interval_alpha_is_undefined_without_variation() -> None:
+    values = np.full((20, 5), 50.0)
+    assert np.isnan(interval_alpha_from_sums(interval_alpha_sums(values, np.zeros(20, dtype=int), 1).sum(axis=0)))

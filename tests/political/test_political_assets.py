@@ -20,13 +20,14 @@ from argassets.platform.resources.data import PublishedDataResource
 from argassets.platform.resources.judges import JudgeResource, JudgmentCacheResource
 from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
-from argassets.political.assets import ensembles, prompts, study_systems, validation
+from argassets.political.assets import ensembles, prompts, reliability, study_systems, validation
 from argassets.political.human_studies import read_pairwise_study, read_pointwise_study
 from argassets.political.model_stats import scores_from_json
 from argassets.political.study import STUDY as POLITICAL
 from argassets.political.study_items import match_study_items
 from argassets.studies import code_location_studies
 from asset_checks.political import predictions as political_checks
+from asset_checks.political import reliability as reliability_checks
 from tests.model_partitions import add_partitions
 
 #: The judging asset the platform builds from the study's declaration.
@@ -152,6 +153,7 @@ REPORTS = [
     validation.political_pairwise_validation,
     validation.political_human_agreement,
     validation.political_pairwise_connections,
+    reliability.political_reliability_battery,
 ]
 # political_results_page reads the kb_analysis tables too: its page is tested from report tables in
 # test_political_page_sources.py and on the real KB in test_kb_analysis_published.py
@@ -220,10 +222,11 @@ def test_political_pipeline_end_to_end(kb_arguments, registry_file, duckdb_path,
     index = _read(duckdb_path, "political_published_index").set_index("node_id")
     assert len(index) == 23300 and index.loc[published["published_index"].astype(int), "representative"].all()
 
+    battery_check = reliability_checks.political_reliability_battery_rows_and_ranges
     run = dg.materialize(
-        everything + CHECKS[1:2],
+        everything + CHECKS[1:2] + [battery_check],
         selection=dg.AssetSelection.assets(*[k for a in REPORTS for k in a.keys])
-        | dg.AssetSelection.checks(*CHECKS[1:2]),
+        | dg.AssetSelection.checks(*CHECKS[1:2], battery_check),
         resources=resources,
         instance=instance,
     )
@@ -291,6 +294,14 @@ def test_political_pipeline_end_to_end(kb_arguments, registry_file, duckdb_path,
             assert sum(f"| {row} " in line for line in agreement.splitlines()) == 5, row
     assert "-0.048" in agreement and "0.485" in agreement
 
+    # the battery's humans' row is the annotators' alpha of the validation; every judge in both scopes
+    battery = _read(duckdb_path, "political_reliability_battery").set_index(["system", "scope", "metric"])
+    assert battery.loc[("humans", "study", "alpha_na"), "estimate"] == pytest.approx(
+        pointwise.loc[("human:inter-annotator", "full"), "alpha_nominal"]
+    )
+    assert battery.loc[("published-gpt4o", "kb", "na_share"), "n"] == 20557 * 5
+    assert battery.loc[("random", "kb", "alpha_score"), "flagged"]  # a fresh draw each repetition
+
     connections = _read(duckdb_path, "political_pairwise_connections")
     assert len(connections) == 100 and connections["component"].nunique() == 1
     assert (connections["entropy_bits"] <= 3.0 + 1e-12).all()
@@ -342,6 +353,7 @@ def test_definitions_hold_the_political_assets_and_checks():
         "political_human_agreement": "reports",
         "political_pairwise_connections": "reports",
         "political_results_page": "reports",
+        "political_reliability_battery": "reports",
     }
     for name, group in groups.items():
         node = graph.get(dg.AssetKey(name))
@@ -356,6 +368,7 @@ def test_definitions_hold_the_political_assets_and_checks():
         "political_pairwise_graph_connected",
         "political_study_items_accounted",
         "political_ensembles_match_released",
+        "political_reliability_battery_rows_and_ranges",
     } <= check_names
 
 

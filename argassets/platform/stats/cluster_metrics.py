@@ -6,6 +6,9 @@ of resamples is a matrix product:
 
 - label agreement (Cohen's kappa, percent agreement, nominal Krippendorff alpha, F1 and the other
   classification figures) from per-cluster confusion or coincidence matrices;
+- interval Krippendorff alpha of many raters (repetitions of one judge) from four per-cluster sums:
+  the interval metric's coincidence totals reduce to the pairable values' count, sum, sum of
+  squares and within-unit disagreement, so a 0-100 scale needs no 101 x 101 matrix;
 - score agreement: Pearson and the errors (MAE, RMSE) from per-cluster moment sums; Spearman as
   the weighted Pearson of the resample's mid-ranks, which are ``w @ L`` for a per-cluster table
   ``L[c, i]`` of how many items of cluster ``c`` lie below item ``i`` (ties counting one half);
@@ -27,6 +30,8 @@ __all__ = [
     "ScoreClusters",
     "classification_metrics",
     "coincidence_from_value_counts",
+    "interval_alpha_from_sums",
+    "interval_alpha_sums",
     "nominal_alpha_from_coincidence",
     "percent_agreement_from_confusion",
     "weighted_tables",
@@ -83,6 +88,48 @@ def coincidence_from_value_counts(value_counts: np.ndarray, cluster: np.ndarray,
     out = np.zeros((n_clusters, c * c))
     np.add.at(out, cluster, per_unit.reshape(-1, c * c))
     return out.reshape(n_clusters, c, c)
+
+
+def interval_alpha_sums(values: np.ndarray, cluster: np.ndarray, n_clusters: int) -> np.ndarray:
+    """Per-cluster sums ``(n_clusters, 4)`` behind interval Krippendorff alpha of ``(units, raters)`` values.
+
+    NaN is a missing value; a unit with fewer than two values is not pairable and adds nothing (as
+    in ``krippendorff``). The sums are the pairable values' count ``n``, their sum and sum of
+    squares, and ``sum_u sum_{i != j in u} (v_i - v_j)^2 / (m_u - 1)`` (the observed coincidences
+    weighted by the interval metric): :func:`interval_alpha_from_sums` turns weighted sums into alpha.
+    """
+    values = np.asarray(values, dtype=float)
+    cluster = np.asarray(cluster, dtype=np.int64)
+    if values.ndim != 2 or len(cluster) != len(values):
+        raise ValueError(
+            f"values must be (units, raters) with one cluster per unit, got {values.shape}, {cluster.shape}"
+        )
+    present = np.isfinite(values)
+    m = present.sum(axis=1).astype(float)
+    pairable = m >= 2
+    filled = np.where(present, values, 0.0)
+    s1, s2 = filled.sum(axis=1), (filled * filled).sum(axis=1)
+    with np.errstate(all="ignore"):
+        within = np.where(pairable, (2.0 * m * s2 - 2.0 * s1 * s1) / (m - 1.0), 0.0)
+    columns = np.stack([m, s1, s2, within], axis=1) * pairable[:, None]
+    out = np.zeros((n_clusters, 4))
+    np.add.at(out, cluster, columns)
+    return out
+
+
+def interval_alpha_from_sums(sums: np.ndarray) -> np.ndarray:
+    """Interval Krippendorff alpha of (weighted) :func:`interval_alpha_sums` ``(..., 4)``; NaN when undefined.
+
+    ``alpha = 1 - (n - 1) * D / (2 n S2 - 2 S1^2)``: the expected disagreement is the interval
+    metric summed over every pair of pairable values, ``2 n S2 - 2 S1^2``; undefined when the
+    values do not vary (no expected disagreement) or fewer than two are pairable.
+    """
+    sums = np.asarray(sums, dtype=float)
+    n, s1, s2, within = (sums[..., k] for k in range(4))
+    expected = 2.0 * n * s2 - 2.0 * s1 * s1
+    with np.errstate(all="ignore"):
+        alpha = 1.0 - (n - 1.0) * within / expected
+    return np.where((n >= 2) & (expected > 1e-9 * np.maximum(n * s2, 1.0)), alpha, np.nan)
 
 
 def classification_metrics(confusion: np.ndarray) -> dict[str, np.ndarray]:

@@ -12,6 +12,7 @@ from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.political.paper_figures import PAPER_ANCHOR
 from argassets.political.results_page import political_page_html
 from argassets.political.results_page_kb import KB_ANCHOR, KbTables
+from argassets.political.results_page_trust import TRUST_ANCHOR
 
 #: File name of Study B's results page in the reports folder.
 RESULTS_PAGE = "political_results.html"
@@ -43,8 +44,9 @@ def political_results_page(
     political_debate_positions: pd.DataFrame,
     political_acceptability: pd.DataFrame,
     political_kb_facets: pd.DataFrame,
+    political_reliability_battery: pd.DataFrame,
 ) -> dg.MaterializeResult:
-    """Study B's results in one HTML file that opens offline: every system by source, the paper's figures, the KB findings."""
+    """Study B's results in one HTML file that opens offline: every system by source, the paper's figures, trust, the KB findings."""
     comparisons = pd.concat([political_pairwise_comparisons, political_pointwise_comparisons], ignore_index=True)
     kb = KbTables(
         political_relation_distance,
@@ -55,7 +57,12 @@ def political_results_page(
         political_kb_facets,
     )
     text = political_page_html(
-        political_pairwise_validation, political_pointwise_validation, registry.load(), comparisons, kb
+        political_pairwise_validation,
+        political_pointwise_validation,
+        registry.load(),
+        comparisons,
+        kb,
+        political_reliability_battery,
     )
     path = write_page(results_page_path(config.reports_dir), text)
     return dg.MaterializeResult(
@@ -65,6 +72,7 @@ def political_results_page(
             "open": dg.MetadataValue.url(page_url(path.name)),
             "open_paper_figures": dg.MetadataValue.url(page_url(f"{path.name}#{PAPER_ANCHOR}")),
             "open_kb_findings": dg.MetadataValue.url(page_url(f"{path.name}#{KB_ANCHOR}")),
+            "open_trust": dg.MetadataValue.url(page_url(f"{path.name}#{TRUST_ANCHOR}")),
             "size_bytes": len(text.encode("utf-8")),
         }
     )
