@@ -18,13 +18,21 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from argassets.argument_quality.bradley_terry import bt_scores
-from argassets.argument_quality.prompt_axis_report import UNPERTURBED
+from argassets.argument_quality.prompt_axis_report import NOTHING, UNPERTURBED, nothing_to_report
 from argassets.argument_quality.scope import DIMENSIONS
 from argassets.argument_quality.voting import majority_votes
 from argassets.platform.pairwise.reliability import share_intervals
 from argassets.platform.stats.intervals import DEFAULT_SETTINGS, BootstrapSettings
 
-__all__ = ["PERTURBATION_COLUMNS", "PERTURBATION_METRICS", "SWAP", "perturbation_arms", "perturbation_report"]
+__all__ = [
+    "METRIC_RANGES",
+    "PERTURBATION_COLUMNS",
+    "PERTURBATION_METRICS",
+    "SWAP",
+    "perturbation_arms",
+    "perturbation_problems",
+    "perturbation_report",
+]
 
 SWAP = "swap"
 PERTURBATION_METRICS: tuple[str, ...] = ("flip_rate", "rank_spearman", "delta_spearman_experts")
@@ -185,6 +193,26 @@ def perturbation_report(
             identity = {c: arm[c] for c in ("model", "prompt_variant", "perturbation", "entry")}
             parts.append(figures.assign(**identity, strategy=strategy, dimension=dimension))
     if not parts:
-        return pd.DataFrame(columns=PERTURBATION_COLUMNS).astype({"estimate": float, "low": float, "high": float})
+        return nothing_to_report(PERTURBATION_COLUMNS, "no perturbed entry and no entry judged in both orders")
     report = pd.concat(parts, ignore_index=True)
     return report[PERTURBATION_COLUMNS].astype({"n": "int64", "n_topics": "int64"})
+
+
+#: The range each figure must lie in.
+METRIC_RANGES: dict[str, tuple[float, float]] = {
+    "flip_rate": (0.0, 1.0),
+    "rank_spearman": (-1.0, 1.0),
+    "delta_spearman_experts": (-2.0, 2.0),
+}
+
+
+def perturbation_problems(report: pd.DataFrame, tolerance: float = 1e-9) -> pd.DataFrame:
+    """Rows of ``report`` with an unknown metric, a figure out of its range, or outside its interval."""
+    low_bound = report["metric"].map(lambda m: METRIC_RANGES.get(m, (np.nan, np.nan))[0]).astype(float)
+    high_bound = report["metric"].map(lambda m: METRIC_RANGES.get(m, (np.nan, np.nan))[1]).astype(float)
+    estimate = report["estimate"].astype(float)
+    unknown = low_bound.isna() & ~((report["metric"] == NOTHING) & estimate.isna())
+    outside = estimate.notna() & ((estimate < low_bound - tolerance) | (estimate > high_bound + tolerance))
+    bounded = report["low"].notna() & estimate.notna()
+    off_interval = bounded & ((report["low"] > estimate + tolerance) | (report["high"] < estimate - tolerance))
+    return report[unknown | outside | off_interval].reset_index(drop=True)

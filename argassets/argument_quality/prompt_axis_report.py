@@ -20,7 +20,17 @@ from argassets.argument_quality.prompt_axis import DEFAULT_VARIANT
 from argassets.argument_quality.scope import STUDY_NAME, ArgumentQualityScope
 from argassets.platform.registry.model_entry import ModelEntry
 
-__all__ = ["AXIS_COLUMNS", "VARIANT_COLUMNS", "VARIANT_METRICS", "axis_frame", "rank_swaps", "variant_report"]
+__all__ = [
+    "AXIS_COLUMNS",
+    "NOTHING",
+    "VARIANT_COLUMNS",
+    "VARIANT_METRICS",
+    "axis_frame",
+    "nothing_to_report",
+    "rank_swaps",
+    "reported",
+    "variant_report",
+]
 
 AXIS_COLUMNS = ["entry", "model", "prompt_variant", "perturbation"]
 #: The figures compared across variants (columns of ``aq_agreement_report``, with ``_low``/``_high``).
@@ -42,6 +52,21 @@ VARIANT_COLUMNS = [
 ]
 #: The perturbation of an entry that has none.
 UNPERTURBED = "none"
+#: The ``metric`` of the one row of a report with nothing to report (an empty table would not be written).
+NOTHING = "none"
+
+
+def nothing_to_report(columns: Sequence[str], why: str) -> pd.DataFrame:
+    """One row whose ``metric`` is :data:`NOTHING`, no figure, and ``interval_method`` saying why."""
+    row: dict[str, object] = {column: None for column in columns}
+    row.update(metric=NOTHING, estimate=np.nan, low=np.nan, high=np.nan, interval_method=f"none: {why}")
+    row.update({column: 0 for column in columns if column.startswith("n_") or column == "n"})
+    return pd.DataFrame([row], columns=list(columns))
+
+
+def reported(report: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``report`` that carry a figure (without the :func:`nothing_to_report` row)."""
+    return report[report["metric"] != NOTHING]
 
 
 def axis_frame(entries: Iterable[ModelEntry]) -> pd.DataFrame:
@@ -115,6 +140,8 @@ def variant_report(agreement: pd.DataFrame, axis: pd.DataFrame) -> pd.DataFrame:
                         "variants": variants,
                     }
                 )
+    if not rows:
+        return nothing_to_report(VARIANT_COLUMNS, "no model was judged under two prompt variants")
     return pd.DataFrame(rows, columns=VARIANT_COLUMNS).astype({"n_variants": "int64"})
 
 

@@ -152,3 +152,18 @@ def test_variant_report_picks_figures_with_their_intervals_and_counts_rank_swaps
     assert swaps.loc["cohen_kappa", ["model_pairs", "pairs_swapping_rank"]].tolist() == [1, 1]
     assert swaps.loc["spearman", ["model_pairs", "pairs_swapping_rank"]].tolist() == [1, 0]
     assert np.isfinite(report["estimate"]).all()
+
+
+def test_the_range_check_flags_a_figure_out_of_range_or_interval():
+    from argassets.argument_quality.perturbation_report import perturbation_problems
+
+    rows = pd.DataFrame(
+        {
+            "metric": ["flip_rate", "flip_rate", "rank_spearman", "rank_spearman", "nonsense"],
+            "estimate": [0.2, 1.2, 0.5, 0.5, 0.1],
+            "low": [0.1, np.nan, 0.6, np.nan, np.nan],
+            "high": [0.3, np.nan, 0.9, np.nan, np.nan],
+        }
+    )
+    assert perturbation_problems(rows).index.size == 3
+    assert perturbation_problems(rows)["estimate"].tolist() == [1.2, 0.5, 0.1]
