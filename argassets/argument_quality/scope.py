@@ -25,6 +25,7 @@ class ArgumentQualityScope(StudyScope):
     """
 
     study: ClassVar[str] = STUDY_NAME
+    fields_added_later: ClassVar[tuple[str, ...]] = ("prompt_variant", "perturbation")
 
     topics: list[int] | None = Field(default=None, min_length=1)
     dimensions: list[Dimension] | None = Field(default=None, min_length=1)
