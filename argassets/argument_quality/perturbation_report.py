@@ -82,7 +82,11 @@ def perturbation_arms(axis: pd.DataFrame, judged_orders: pd.DataFrame) -> pd.Dat
         if row.entry in with_ba:
             rows.append((row.model, row.prompt_variant, SWAP, row.entry, "ba", row.entry))
     columns = ["model", "prompt_variant", "perturbation", "entry", "order", "base_entry"]
-    return pd.DataFrame(rows, columns=columns)
+    arms = pd.DataFrame(rows, columns=columns)
+    # Only what was judged: a registry entry never run (e.g. a CPU LLM in run-default) has no arm.
+    with_ab = set(judged_orders.loc[judged_orders["order"] == "ab", "judge_model"])
+    judged = arms["base_entry"].isin(with_ab) & (arms["entry"].isin(with_ab) | (arms["order"] == "ba"))
+    return arms[judged].reset_index(drop=True)
 
 
 def _votes(judgments: pd.DataFrame, entry: str, order: str) -> pd.DataFrame:

@@ -79,6 +79,7 @@ def test_longer_wins_is_moved_by_padding_only_and_a_first_slot_judge_by_the_swap
             ("lw.pad", "lw", "appendix", "pad-a-20000"),
             ("lw.options", "lw", "appendix", "options-12"),
             ("first", "first", "appendix", "none"),
+            ("lw.never-run", "lw", "appendix", "options-reordered"),
         ]
     )
     report = _report(inputs, judgments, axis)
