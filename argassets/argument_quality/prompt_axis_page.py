@@ -84,7 +84,15 @@ def prompt_axis_section(
     table = side_by_side(agreement, perturbations, axis)
     if table.empty:
         return []
-    tables = [Leaderboard("Prompt variants and perturbations, side by side", table, list(table.columns[:6]), None)]
+    tables = [
+        Leaderboard(
+            "Prompt variants and perturbations, side by side",
+            table,
+            list(table.columns[:6]),
+            None,
+            others=list(table.columns[6:]),
+        )
+    ]
     if variants is not None and len(variants):
         spread = variants.assign(
             cell=[_cell(*v) for v in variants[["estimate", "low", "high"]].itertuples(index=False)]
@@ -97,5 +105,13 @@ def prompt_axis_section(
             aggfunc="first",
         ).reset_index()
         wide = wide.reindex(columns=["model", "strategy", "dimension", "metric", "variants", "min", "median", "max"])
-        tables.append(Leaderboard("Across prompt variants: min / median / max", wide, list(wide.columns[:4]), None))
+        tables.append(
+            Leaderboard(
+                "Across prompt variants: min / median / max",
+                wide,
+                list(wide.columns[:4]),
+                None,
+                others=list(wide.columns[4:]),
+            )
+        )
     return [Section("Prompt wording and perturbations", AXIS_SAYS, tables=tables, anchor="prompt-axis")]

@@ -168,3 +168,38 @@ def test_the_range_check_flags_a_figure_out_of_range_or_interval():
     )
     assert perturbation_problems(rows).index.size == 3
     assert perturbation_problems(rows)["estimate"].tolist() == [1.2, 0.5, 0.1]
+
+
+def test_the_page_shows_each_way_side_by_side_with_its_figures():
+    from argassets.argument_quality.prompt_axis_page import prompt_axis_section
+    from argassets.platform.reporting.results_page import results_page
+
+    axis = _axis(
+        [("x", "x", "appendix", "none"), ("x.pad", "x", "appendix", "pad-a-10"), ("y", "y", "appendix", "none")]
+    )
+    agreement = _agreement(
+        {("x", "appendix"): (0.3, 0.5), ("x.pad", "appendix"): (0.2, 0.4), ("y", "appendix"): (0.1, 0.1)}
+    )
+    perturbations = pd.DataFrame(
+        {
+            "entry": ["x.pad", "x"],
+            "perturbation": ["pad-a-10", "swap"],
+            "strategy": "zero",
+            "dimension": "logic",
+            "metric": "flip_rate",
+            "estimate": [0.25, 0.5],
+            "low": [0.125, np.nan],
+            "high": [0.375, np.nan],
+        }
+    )
+    [section] = prompt_axis_section(agreement, None, perturbations, axis)
+    [table] = section.tables
+    rows = table.frame.set_index(["entry", "perturbation"])
+    assert list(rows.index) == [("x", "none"), ("x.pad", "pad-a-10"), ("x", "swap")]  # y: judged one way only
+    assert rows.loc[("x.pad", "pad-a-10"), ["cohen_kappa", "flip_rate"]].tolist() == [
+        "0.200 [0.100, 0.300]",
+        "0.250 [0.125, 0.375]",
+    ]
+    assert rows.loc[("x", "swap"), ["cohen_kappa", "flip_rate"]].tolist() == ["-", "0.500"]  # its kappa: the ab row
+    html = results_page("t", "i", [section])
+    assert "0.250 [0.125, 0.375]" in html and "flip_rate" in html
