@@ -39,7 +39,7 @@ __all__ = [
     "study_prompt_variants",
 ]
 
-#: The shipped variants file; ``ARGASSETS_PROMPT_VARIANTS`` is not read: the file is part of the code.
+#: The shipped variants file (no environment variable overrides it: the file is part of the code).
 PROMPT_VARIANTS_PATH = PROJECT_ROOT / "data" / "prompt_variants.toml"
 #: The variant whose bytes are the protocol's user message (a scope without a variant uses the protocol).
 DEFAULT_VARIANT = "appendix"

@@ -211,8 +211,7 @@ def aq_page_html(
     battery: pd.DataFrame | None = None,
     prompt_axis: PromptAxis | None = None,
 ) -> str:
-    """Study A's page from ``aq_agreement_report``, ``aq_length_bias``, ``aq_comparisons``, ``aq_reliability_battery``
-    and the prompt-axis reports (``aq_prompt_variant_report``, ``aq_perturbation_report`` and the registry's axis)."""
+    """Study A's page from its reports (agreement, length bias, comparisons, battery; prompt axis: ``PromptAxis``)."""
     means = agreement[agreement["dimension"] == MEAN_DIMENSION]
     per_dimension = agreement[agreement["dimension"] != MEAN_DIMENSION]
     others = [c for c in OTHER_METRICS if c in agreement.columns]
