@@ -8,10 +8,12 @@ the platform adds the provenance columns) and its label counts (:func:`label_sum
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from argassets.argument_quality.prompt_axis import PROTOCOL, Presentation, presentation
 from argassets.argument_quality.prompts import render_user
 from argassets.argument_quality.scope import ArgumentQualityScope
 from argassets.platform.judging.choice_parsing import parse_choice
@@ -103,76 +105,104 @@ def scope_prompts(prompts: pd.DataFrame, scope: ArgumentQualityScope) -> pd.Data
     return scoped.reset_index(drop=True)
 
 
-def build_requests(
-    prompts: pd.DataFrame,
-    comparisons: pd.DataFrame,
-    arguments: pd.DataFrame,
-    orders: Sequence[str] = ("ab",),
-) -> tuple[list[ChatRequest], pd.DataFrame]:
-    """Chat requests for the given prompts in each presentation order.
-
-    ``ab`` uses the prompt row as rendered in ``aq_prompts``; ``ba`` keeps its system message and
-    swaps the two texts in the user message. Each request's ``context`` carries the item ids and
-    the two texts as presented (``text_a``, ``text_b``), which baselines read.
-
-    Returns
-    -------
-    (list of ChatRequest, pandas.DataFrame)
-        The requests (key ``<prompt_id>:<order>``) and one row of item ids per request, aligned.
-    """
-    for order in orders:
-        if order not in ("ab", "ba"):
-            raise ValueError(f"unknown order {order!r}")
+def _pair_texts(
+    prompts: pd.DataFrame, comparisons: pd.DataFrame, arguments: pd.DataFrame
+) -> tuple[np.ndarray, np.ndarray]:
+    """The texts of each prompt's arguments A and B, in the comparison's order."""
     key = ["topic_id", "discussion_id", "argument_id"]
     texts = arguments.set_index(key)["text"]
     pairs = comparisons.set_index("comparison_id").loc[
         prompts["comparison_id"], ["topic_id", "discussion_id_a", "argument_id_a", "discussion_id_b", "argument_id_b"]
     ]
-    text_a = texts.loc[
-        list(zip(pairs["topic_id"], pairs["discussion_id_a"], pairs["argument_id_a"], strict=True))
-    ].to_numpy()
-    text_b = texts.loc[
-        list(zip(pairs["topic_id"], pairs["discussion_id_b"], pairs["argument_id_b"], strict=True))
-    ].to_numpy()
+    text_a = texts.loc[list(zip(pairs["topic_id"], pairs["discussion_id_a"], pairs["argument_id_a"], strict=True))]
+    text_b = texts.loc[list(zip(pairs["topic_id"], pairs["discussion_id_b"], pairs["argument_id_b"], strict=True))]
+    return text_a.to_numpy(), text_b.to_numpy()
+
+
+def _request(prompt: Any, order: str, text_a: str, text_b: str, shown: Presentation) -> ChatRequest:
+    """The request of one prompt row in one order, as ``shown`` presents it."""
+    where = f"prompt {prompt.prompt_id} ({order})"
+    text_a, text_b = shown.texts(text_a, text_b)
+    first, second = (text_a, text_b) if order == "ab" else (text_b, text_a)
+    user = shown.user(first, second, prompt.dimension, where)
+    if user is None:
+        user = prompt.user if order == "ab" and shown.padding is None else render_user(first, second)
+    return ChatRequest(
+        key=f"{prompt.prompt_id}:{order}",
+        system=shown.system(prompt.system, prompt.strategy, where),
+        user=user,
+        choices=shown.options,
+        context={
+            "comparison_id": prompt.comparison_id,
+            "dimension": prompt.dimension,
+            "strategy": prompt.strategy,
+            "order": order,
+            "topic_id": int(prompt.topic_id),
+            "text_a": first,
+            "text_b": second,
+        },
+    )
+
+
+def build_requests(
+    prompts: pd.DataFrame,
+    comparisons: pd.DataFrame,
+    arguments: pd.DataFrame,
+    orders: Sequence[str] = ("ab",),
+    shown: Presentation = PROTOCOL,
+) -> tuple[list[ChatRequest], pd.DataFrame]:
+    """Chat requests for the given prompts in each presentation order.
+
+    ``ab`` uses the prompt row as rendered in ``aq_prompts``; ``ba`` keeps its system message and
+    swaps the two texts in the user message. ``shown`` (a prompt variant, a perturbation;
+    :mod:`argassets.argument_quality.prompt_axis`) rewrites the messages. Each request's ``context``
+    carries the item ids and the two texts as presented (``text_a``, ``text_b``), which baselines read.
+
+    Returns
+    -------
+    (list of ChatRequest, pandas.DataFrame)
+        The requests (key ``<prompt_id>:<order>``) and one row of item ids per request, aligned, with
+        the answer ``options`` as presented (``A|B|Tie`` unless renamed).
+    """
+    for order in orders:
+        if order not in ("ab", "ba"):
+            raise ValueError(f"unknown order {order!r}")
+    text_a, text_b = _pair_texts(prompts, comparisons, arguments)
     requests: list[ChatRequest] = []
     rows = []
+    options = "|".join(shown.options)
     for order in orders:
         for i, prompt in enumerate(prompts.itertuples(index=False)):
-            first, second = (text_a[i], text_b[i]) if order == "ab" else (text_b[i], text_a[i])
-            user = prompt.user if order == "ab" else render_user(first, second)
-            request = ChatRequest(
-                key=f"{prompt.prompt_id}:{order}",
-                system=prompt.system,
-                user=user,
-                choices=LABELS,
-                context={
-                    "comparison_id": prompt.comparison_id,
-                    "dimension": prompt.dimension,
-                    "strategy": prompt.strategy,
-                    "order": order,
-                    "topic_id": int(prompt.topic_id),
-                    "text_a": first,
-                    "text_b": second,
-                },
-            )
+            request = _request(prompt, order, str(text_a[i]), str(text_b[i]), shown)
             requests.append(request)
             rows.append(
-                (request.key, prompt.comparison_id, prompt.dimension, prompt.strategy, int(prompt.topic_id), order)
+                (
+                    request.key,
+                    prompt.comparison_id,
+                    prompt.dimension,
+                    prompt.strategy,
+                    int(prompt.topic_id),
+                    order,
+                    options,
+                )
             )
-    items = pd.DataFrame(rows, columns=["key", "comparison_id", "dimension", "strategy", "topic_id", "order"])
-    return requests, items
+    columns = ["key", "comparison_id", "dimension", "strategy", "topic_id", "order", "options"]
+    return requests, pd.DataFrame(rows, columns=columns)
 
 
 def judging_requests(entry: ModelEntry, scope: ArgumentQualityScope, inputs: Inputs) -> RequestSet:
     """What ``aq_judgments`` asks ``entry``: every in-scope prompt in each of its orders."""
     orders = orders_for(entry)
     prompts = scope_prompts(inputs["aq_prompts"], scope)
-    requests, items = build_requests(prompts, inputs["webis_expert_comparisons"], inputs["webis_arguments"], orders)
+    shown = presentation(scope.prompt_variant, scope.perturbation)
+    comparisons, arguments = inputs["webis_expert_comparisons"], inputs["webis_arguments"]
+    requests, items = build_requests(prompts, comparisons, arguments, orders, shown)
+    axis = {"prompt_variant": scope.prompt_variant or "protocol", "perturbation": scope.perturbation or "none"}
     return RequestSet(
         requests,
         items=items,
-        summary=f"{len(prompts)} prompts, orders {', '.join(orders)}",
-        metadata={"orders": ", ".join(orders), "runs": N_RUNS, "prompts_in_scope": len(prompts)},
+        summary=f"{len(prompts)} prompts, orders {', '.join(orders)}, {axis['prompt_variant']}, {axis['perturbation']}",
+        metadata={"orders": ", ".join(orders), "runs": N_RUNS, "prompts_in_scope": len(prompts), **axis},
     )
 
 
@@ -219,7 +249,7 @@ def label_summary_markdown(table: pd.DataFrame) -> str:
 _SWAP = {"A": "B", "B": "A", "Tie": "Tie"}
 
 
-def _completions_frame(completions: Sequence[CachedCompletion]) -> pd.DataFrame:
+def _completions_frame(completions: Sequence[CachedCompletion], options: Sequence[tuple[str, ...]]) -> pd.DataFrame:
     """One row per completion, with the columns the judgments table takes from it."""
     return pd.DataFrame(
         {
@@ -228,18 +258,35 @@ def _completions_frame(completions: Sequence[CachedCompletion]) -> pd.DataFrame:
             "raw_output": pd.Series([c.text for c in completions], dtype="object"),
             "answered": pd.Series([c.answered for c in completions], dtype="bool"),
         }
-    ).join(_label_probability_frame(completions))
+    ).join(_label_probability_frame(completions, options))
 
 
-def _label_probability_frame(completions: Sequence[CachedCompletion]) -> pd.DataFrame:
-    """P(A), P(B), P(Tie) as presented (renormalised) and the label mass, NaN without probabilities."""
+def _label_probability_frame(
+    completions: Sequence[CachedCompletion], options: Sequence[tuple[str, ...]]
+) -> pd.DataFrame:
+    """P(A), P(B), P(Tie) as presented (renormalised) and the label mass, NaN without probabilities.
+
+    ``options[i]`` are the labels completion ``i`` was offered, in the order (first, second, tie).
+    """
     values = np.full((len(completions), 4), np.nan)
-    for row, completion in enumerate(completions):
-        distribution = label_distribution(completion.label_probs, LABELS)
+    for row, (completion, offered) in enumerate(zip(completions, options, strict=True)):
+        distribution = label_distribution(completion.label_probs, offered)
         if distribution is not None:
             values[row, :3] = distribution.probabilities
             values[row, 3] = distribution.mass
     return pd.DataFrame(values, columns=list(LABEL_PROBABILITY_COLUMNS))
+
+
+def _presented_labels(texts: Sequence[str], options: Sequence[tuple[str, ...]]) -> list[str | None]:
+    """Each text parsed among its offered options and named by the protocol's label (``1`` -> ``A``)."""
+    parsed: dict[tuple[str, tuple[str, ...]], str | None] = {}
+    labels = []
+    for text, offered in zip(texts, options, strict=True):
+        if (text, offered) not in parsed:
+            choice = parse_choice(text, offered)
+            parsed[(text, offered)] = None if choice is None else LABELS[offered.index(choice)]
+        labels.append(parsed[(text, offered)])
+    return labels
 
 
 def judgment_table(asked: RequestSet, completions: Sequence[CachedCompletion], judge_model: str) -> pd.DataFrame:
@@ -253,12 +300,12 @@ def judgment_table(asked: RequestSet, completions: Sequence[CachedCompletion], j
     completions
         From :func:`argassets.platform.judging.incremental.judge_incrementally` (one per request key and run).
     """
-    parsed: dict[str, str | None] = {}
-    for c in completions:
-        if c.text not in parsed:
-            parsed[c.text] = parse_choice(c.text, LABELS)
     items = asked.items.astype({"key": object})
-    frame = _completions_frame(completions).merge(
+    if "options" not in items.columns:
+        items = items.assign(options="|".join(LABELS))
+    offered_by_key = dict(zip(items["key"], items["options"].str.split("|").map(tuple), strict=True))
+    options = [offered_by_key.get(c.key, LABELS) for c in completions]
+    frame = _completions_frame(completions, options).merge(
         items[["key", "comparison_id", "dimension", "strategy", "topic_id", "order"]],
         on="key",
         how="left",
@@ -268,7 +315,8 @@ def judgment_table(asked: RequestSet, completions: Sequence[CachedCompletion], j
         unknown = frame.loc[frame["comparison_id"].isna(), "key"].iat[0]
         raise ValueError(f"completion for unknown request key {unknown!r}")
     # A non-answer stays invalid even when what came back happens to parse (e.g. a bare body "A").
-    frame["presented_label"] = frame["raw_output"].map(parsed).astype(object).where(frame["answered"], None)
+    presented = pd.Series(_presented_labels(frame["raw_output"].tolist(), options), index=frame.index, dtype=object)
+    frame["presented_label"] = presented.where(frame["answered"], None)
     frame = frame.drop(columns=["key", "answered"])
     frame["presented_label"] = frame["presented_label"].where(frame["presented_label"].notna(), None)
     swapped = frame["presented_label"].map(_SWAP)

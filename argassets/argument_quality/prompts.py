@@ -23,6 +23,7 @@ __all__ = [
     "DIMENSION_ADVERBS",
     "PromptError",
     "STRATEGIES",
+    "USER_TEMPLATE",
     "cot_system",
     "few_system",
     "render_prompts",
@@ -50,7 +51,8 @@ _COT_SYSTEM = (
     "{dim_criterias}\n"
     "Let's think step by step and reply with only one of the following options: A, B, or Tie."
 )
-_USER = "Argument A: {a}\nArgument B: {b}"
+#: The protocol's user message (the "appendix" prompt variant has its bytes).
+USER_TEMPLATE = "Argument A: {a}\nArgument B: {b}"
 
 #: Criteria of the chain-of-thought prompt, verbatim from the protocol (spelling included).
 COT_CRITERIA: dict[str, tuple[str, ...]] = {
@@ -88,7 +90,7 @@ def _check_dimension(dimension: str) -> None:
 
 def render_user(text_a: str, text_b: str) -> str:
     """The user message: ``Argument A: {a}`` and ``Argument B: {b}`` on two lines."""
-    return _USER.format(a=text_a, b=text_b)
+    return USER_TEMPLATE.format(a=text_a, b=text_b)
 
 
 def zero_system(dimension: str) -> str:

@@ -1,4 +1,5 @@
-"""Study A's results page: the agreement leaderboard, the reproduction verdicts, the length bias, the trust table."""
+"""Study A's results page: the agreement leaderboard, the reproduction verdicts, the length bias, the trust table,
+prompt variants and perturbations."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from argassets.argument_quality.agreement_reports import HEADLINE_METRIC
 from argassets.argument_quality.bt_scores import MEAN_DIMENSION
 from argassets.argument_quality.length_bias_report import ALL_DIMENSIONS, KIND_REFERENCE
 from argassets.argument_quality.metric_choice import CHOICE_METRICS, LOWER_IS_BETTER, metric_choice_section
+from argassets.argument_quality.prompt_axis_page import PromptAxis, prompt_axis_section
 from argassets.argument_quality.published import PUBLISHED_METRICS
 from argassets.argument_quality.reliability import BATTERY_METRICS, EXPERTS
 from argassets.argument_quality.scope import DIMENSIONS
@@ -228,8 +230,9 @@ def aq_page_html(
     best_by: str,
     comparisons: pd.DataFrame | None = None,
     battery: pd.DataFrame | None = None,
+    prompt_axis: PromptAxis | None = None,
 ) -> str:
-    """Study A's page from ``aq_agreement_report``, ``aq_length_bias``, ``aq_comparisons`` and ``aq_reliability_battery``."""
+    """Study A's page from its reports (agreement, length bias, comparisons, battery; prompt axis: ``PromptAxis``)."""
     means = agreement[agreement["dimension"] == MEAN_DIMENSION]
     per_dimension = agreement[agreement["dimension"] != MEAN_DIMENSION]
     others = [c for c in OTHER_METRICS if c in agreement.columns]
@@ -266,6 +269,7 @@ def aq_page_html(
             anchor="leaderboard",
         ),
         *trust_sections(battery),
+        *(prompt_axis_section(agreement, *prompt_axis) if prompt_axis is not None else []),
         metric_choice_section(means, HEADLINE_METRIC),
         Section("Reproduction of the paper", tables=[verdict_board]),
         Section(

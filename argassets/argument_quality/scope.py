@@ -25,11 +25,16 @@ class ArgumentQualityScope(StudyScope):
     """
 
     study: ClassVar[str] = STUDY_NAME
+    fields_added_later: ClassVar[tuple[str, ...]] = ("prompt_variant", "perturbation")
 
     topics: list[int] | None = Field(default=None, min_length=1)
     dimensions: list[Dimension] | None = Field(default=None, min_length=1)
     strategies: list[Strategy] | None = Field(default=None, min_length=1)
     max_comparisons: int | None = Field(default=None, ge=1)
+    #: A prompt variant of data/prompt_variants.toml (the protocol's text when absent) and a
+    #: perturbation (argassets/argument_quality/prompt_axis.py): how the pairs are presented.
+    prompt_variant: str | None = None
+    perturbation: str | None = None
 
     @field_validator("topics")
     @classmethod
@@ -41,3 +46,19 @@ class ArgumentQualityScope(StudyScope):
                 f"({WEBIS_TOPIC_IDS.start}..{WEBIS_TOPIC_IDS.stop - 1})"
             )
         return value
+
+    @field_validator("prompt_variant")
+    @classmethod
+    def _known_variant(cls, value: str | None) -> str | None:
+        from argassets.argument_quality.prompt_axis import presentation  # the axis reads the scope's vocabulary
+
+        if value is not None:
+            presentation(value, None)
+        return value
+
+    @field_validator("perturbation")
+    @classmethod
+    def _known_perturbation(cls, value: str | None) -> str | None:
+        from argassets.argument_quality.prompt_axis import check_perturbation
+
+        return None if value is None else check_perturbation(value)

@@ -38,6 +38,9 @@ class StudyScope(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     #: The study this scope belongs to (a :class:`StudyDefinition` name).
     study: ClassVar[str] = ""
+    #: Fields added after registry fingerprints were first taken: fingerprinted only when set, so
+    #: that adding them made no entry look edited (``registry/diff.py``).
+    fields_added_later: ClassVar[tuple[str, ...]] = ()
 
     def describe(self) -> str:
         """A short label of the restrictions, in field order ("full" when nothing is restricted)."""

@@ -1,5 +1,5 @@
-"""Study A's checks: judgments, reports, the published rows in the reports, length bias."""
+"""Study A's checks: judgments, reports, the published rows in the reports, length bias, reliability, perturbations."""
 
-from asset_checks.argument_quality import judgments, length_bias, published, reliability, reports
+from asset_checks.argument_quality import judgments, length_bias, prompt_axis, published, reliability, reports
 
-CHECK_MODULES = [judgments, reports, published, length_bias, reliability]
+CHECK_MODULES = [judgments, reports, published, length_bias, reliability, prompt_axis]

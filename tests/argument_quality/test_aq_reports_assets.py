@@ -14,12 +14,14 @@ import duckdb
 import pandas as pd
 import pytest
 
+import asset_checks.argument_quality.prompt_axis as prompt_axis_checks
 import asset_checks.argument_quality.reliability as reliability_checks
 import asset_checks.argument_quality.reports as aq_checks
 from argassets.argument_quality.assets import (
     aggregation,
     corpora,
     length_bias,
+    prompt_axis,
     prompts,
     reliability,
     reports,
@@ -53,9 +55,11 @@ MINE = [
     reports.aq_position_bias,
     length_bias.aq_length_bias,
     reliability.aq_reliability_battery,
+    prompt_axis.aq_prompt_variant_report,
+    prompt_axis.aq_perturbation_report,
     results_page.aq_results_page,
 ]
-CHECKS = list(dg.load_asset_checks_from_modules([aq_checks, reliability_checks]))
+CHECKS = list(dg.load_asset_checks_from_modules([aq_checks, reliability_checks, prompt_axis_checks]))
 REPORT_TABLES = [
     "aq_majority_votes",
     "aq_expert_bt_scores",
@@ -147,7 +151,9 @@ def test_every_asset_and_check_succeeds(sample_run):
     assert result.success
     checks = {e.check_name: e for e in result.get_asset_check_evaluations()}
     assert set(checks) == {key.name for definition in CHECKS for key in definition.check_keys}
-    assert len(checks) == 14  # ten on the tables, three on the intervals of the reports, the battery's
+    assert (
+        len(checks) == 15
+    )  # ten on the tables, three on the intervals of the reports, the battery's, the perturbations'
     failing = {name: e.metadata for name, e in checks.items() if not e.passed}
     assert not failing
 
@@ -255,6 +261,21 @@ def test_results_page_is_written_and_linked_from_the_reports(sample_run):
     for report in ("aq_agreement_report", "aq_length_bias"):
         assert metadata(sample_run["result"], report)["results_page"] == str(page)
     assert "Trust: the reliability battery" in text and "experts" in text
+    assert "Prompt variants and perturbations, side by side" in text and 'id="prompt-axis"' in text
+
+
+def test_perturbation_report_gives_the_order_swap_of_the_entry_judged_in_both_orders(sample_run):
+    report = read(sample_run["database"], "aq_perturbation_report")
+    assert set(report["entry"]) == {"longer-pb"} and set(report["perturbation"]) == {"swap"}
+    assert len(report) == 3 * 3 * 3  # strategies x dimensions x metrics
+    flips = report[report["metric"] == "flip_rate"]
+    assert (flips["estimate"] == 0).all() and (flips["n"] == 35).all() and (flips["n_topics"] == 3).all()
+    assert (report.loc[report["metric"] == "rank_spearman", "estimate"] == 1).all()
+    variants = read(sample_run["database"], "aq_prompt_variant_report")  # no model has two variants: one row says so
+    assert (
+        variants["metric"].tolist() == ["none"]
+        and variants["interval_method"].str.contains("two prompt variants").all()
+    )
 
 
 def test_reliability_battery_measures_what_was_judged_and_passes_its_check(sample_run):

@@ -7,6 +7,7 @@ from argassets.argument_quality.assets import (
     aggregation,
     corpora,
     length_bias,
+    prompt_axis,
     prompts,
     reliability,
     reports,
@@ -14,4 +15,14 @@ from argassets.argument_quality.assets import (
     study_design,
 )
 
-ASSET_MODULES = [corpora, prompts, aggregation, reports, length_bias, reliability, results_page, study_design]
+ASSET_MODULES = [
+    corpora,
+    prompts,
+    aggregation,
+    reports,
+    length_bias,
+    reliability,
+    prompt_axis,
+    results_page,
+    study_design,
+]

@@ -11,8 +11,8 @@ judgments made with it can be kept apart and cached by that hash. The file::
     template = "Argument A: {a}\\nArgument B: {b}"
 
 Any error (a missing or unknown slot, a duplicate name, an unknown facet, a missing field) refuses
-the whole file, naming the file and the variant. Issue 32 item 3; judging with the variants is not
-wired yet (docs/reliability.md).
+the whole file, naming the file and the variant. Issue 32 item 3; Study A judges with them through
+an entry's scope (docs/prompt_variants.md).
 """
 
 from __future__ import annotations

@@ -74,11 +74,15 @@ def _fingerprinted_scope(entry: ModelEntry, studies: Studies) -> dict[str, Any]:
     fingerprint (no entry looked edited, no run was requested again). Should two studies ever
     declare the same field, the per-study tables are used instead.
     """
-    per_study: dict[str, Any] = {name: scope.model_dump(mode="json") for name, scope in entry.scope.items()}
+    added = {field for study in studies for field in study.scope_model.fields_added_later}
+    per_study: dict[str, Any] = {
+        name: {k: v for k, v in scope.model_dump(mode="json").items() if v is not None or k not in added}
+        for name, scope in entry.scope.items()
+    }
     fields = [field for study in studies for field in study.scope_model.model_fields]
     if len(fields) != len(set(fields)):
         return per_study
-    flat: dict[str, Any] = dict.fromkeys(fields)
+    flat: dict[str, Any] = dict.fromkeys(field for field in fields if field not in added)
     for values in per_study.values():
         flat.update({key: value for key, value in values.items() if value is not None})
     return flat

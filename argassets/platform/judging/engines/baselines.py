@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
+from argassets.platform.pairwise.labels import LABELS
 
 __all__ = ["LongerWinsJudge", "RandomJudge", "random_instance"]
 
@@ -105,7 +106,7 @@ class RandomJudge:
 
 
 class LongerWinsJudge:
-    """The argument with more words wins; ``Tie`` on equal word counts.
+    """The argument with more words wins; ``Tie`` on equal word counts (renamed options by position).
 
     Reads ``text_a`` and ``text_b`` from ``ChatRequest.context`` (the texts as presented, so a
     swapped presentation gets the swapped answer). Word count = whitespace-separated tokens, the
@@ -127,6 +128,9 @@ class LongerWinsJudge:
             ) from None
         words_a, words_b = len(str(text_a).split()), len(str(text_b).split())
         answer = "A" if words_a > words_b else "B" if words_b > words_a else "Tie"
+        if request.choices and len(request.choices) == len(LABELS) and answer not in request.choices:
+            # Renamed options (e.g. 1/2/Tie) are given in the order first slot, second slot, tie.
+            answer = request.choices[LABELS.index(answer)]
         if request.choices and answer not in request.choices:
             raise ValueError(f"longer-wins baseline: {answer!r} is not among the choices {request.choices}")
         return answer
