@@ -23,9 +23,9 @@ def retrieval_opposite_filters_separate(political_retrieval_evaluation: pd.DataF
     return dg.AssetCheckResult(
         passed=bool(right - left >= gap),
         metadata={
-            "left_mean_position": left,
-            "right_mean_position": right,
-            "difference": right - left,
+            "left_mean_position": round(left, 2),
+            "right_mean_position": round(right, 2),
+            "difference": round(right - left, 2),
             "required_gap": gap,
         },
     )
