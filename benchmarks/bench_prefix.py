@@ -25,7 +25,12 @@ block floor; (d) run-batch >= 0.9 x the offline path.
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_prefix.py [--comparisons 2] [--paths llama,vllm,serve,run-batch]
+    .venv/bin/python benchmarks/bench_prefix.py [--comparisons 2 | --first-arguments 4] [--topics 1 2]
+        [--paths llama,vllm,serve,run-batch] [--orders today,shuffled,prefix]
+
+``--first-arguments K`` takes, per topic, every comparison of its first K first arguments with all
+their partners: the sharing of a whole partition (pairs with one first argument are scattered over
+the table) in a slice small enough for llama.cpp on a CPU.
 
 Prints Markdown tables; writes ``benchmarks/results/bench_prefix.json``.
 """
@@ -50,8 +55,12 @@ RUNS = [0, 1, 2]
 ORDERS = ("today", "shuffled", "prefix")
 
 
-def slice_requests(data_dir: Path, topics: list[int], comparisons: int | None) -> list[Any]:
-    """The slice's label requests in today's (the table's) order."""
+def slice_requests(
+    data_dir: Path, topics: list[int], comparisons: int | None, first_arguments: int | None = None
+) -> list[Any]:
+    """The slice's label requests in today's (the table's) order: the first ``comparisons`` (by id) of
+    each topic and dimension, or every comparison whose first argument is one of the topic's first
+    ``first_arguments`` (by discussion and argument id), with all its partners, as in a whole partition."""
     from argassets.argument_quality.corpus import find_corpus_files, load_corpus
     from argassets.argument_quality.prompts import render_prompts, select_few_shot_examples
     from argassets.platform.judging.interface import ChatRequest
@@ -60,7 +69,11 @@ def slice_requests(data_dir: Path, topics: list[int], comparisons: int | None) -
     arguments, table = load_corpus(find_corpus_files(data_dir / "webis-argquality20"))
     examples = select_few_shot_examples(table, arguments)
     chosen = table[table["topic_id"].isin(topics)].sort_values("comparison_id")
-    if comparisons is not None:
+    if first_arguments is not None:
+        keys = ["topic_id", "discussion_id_a", "argument_id_a"]
+        firsts = chosen[keys].drop_duplicates().sort_values(keys).groupby("topic_id").head(first_arguments)
+        chosen = chosen.merge(firsts, on=keys).sort_values("comparison_id")
+    elif comparisons is not None:
         chosen = chosen.groupby(["topic_id", "dimension"]).head(comparisons)
     rendered = render_prompts(chosen, arguments, strategies=("zero", "few"), examples=examples)
     return [ChatRequest(r.prompt_id, r.system, r.user, choices=LABELS) for r in rendered.itertuples()]
@@ -77,15 +90,16 @@ def fitting(requests: list[Any], window: int = 2048, answer: int = 16) -> list[A
     return [r for r, n in zip(requests, lengths, strict=True) if n <= window - answer]
 
 
-def orders(requests: list[Any]) -> dict[str, list[Any]]:
+def orders(requests: list[Any], names: tuple[str, ...] = ORDERS) -> dict[str, list[Any]]:
     from argassets.platform.judging.prefix_order import prefix_order
 
     shuffled = np.random.default_rng(0).permutation(len(requests))
-    return {
+    every = {
         "today": list(requests),
         "shuffled": [requests[i] for i in shuffled],
         "prefix": [requests[i] for i in prefix_order(requests)],
     }
+    return {name: every[name] for name in ORDERS if name in names}
 
 
 def floors(tokenizer: Any, ordered: dict[str, list[Any]], model: Any, copies: int) -> dict[str, Any]:
@@ -137,7 +151,7 @@ def vllm_path(ordered: dict[str, list[Any]], sampling: Any) -> dict[str, Any]:
     from argassets.platform.judging.engines import build_judge
     from argassets.platform.judging.engines.vllm_backend import VLLMJudge
     from argassets.platform.judging.prompt_token_ids import transformers_tokenizer
-    from argassets.platform.registry.entries import load_registry
+    from argassets.studies import load_registry
 
     judge = build_judge(load_registry().get("smollm2-135m-vllm"))
     assert isinstance(judge, VLLMJudge)
@@ -193,7 +207,7 @@ def serve_path(ordered: dict[str, list[Any]], sampling: Any, log: Path) -> dict[
     from argassets.platform.judging.engines import build_judge
     from argassets.platform.judging.engines.openai_compat import OpenAIJudge
     from argassets.platform.judging.engines.vllm_metrics import server_prefill_counts
-    from argassets.platform.registry.entries import load_registry
+    from argassets.studies import load_registry
 
     entry = load_registry().get("smollm2-135m-vllm")
     process, root = _start_server(build_judge(entry).engine, str(entry.model_id), log)  # type: ignore[attr-defined]
@@ -218,8 +232,8 @@ def serve_path(ordered: dict[str, list[Any]], sampling: Any, log: Path) -> dict[
 def run_batch_path(requests: list[Any], sampling: Any) -> dict[str, Any]:
     """(d): the slice in prefix order through ``vllm run-batch`` (one call, the engine's start included)."""
     from argassets.platform.judging.engines import build_judge
-    from argassets.platform.registry.entries import load_registry
     from argassets.platform.registry.model_entry import model_entry
+    from argassets.studies import load_registry
 
     fields = load_registry().get("smollm2-135m-vllm").model_dump(exclude_defaults=True, exclude={"scope"})
     judge = build_judge(model_entry(**{**fields, "backend": "vllm_batch"}))
@@ -247,7 +261,7 @@ def _rows(name: str, result: dict[str, Any], completions: int) -> list[str]:
     floor = result.get("floor", {})
     today = completions / result["today"]["seconds"]
     rows = []
-    for order in ORDERS:
+    for order in [name for name in ORDERS if name in result]:
         run = result[order]
         rate = completions / run["seconds"]
         computed, bound = run.get("computed"), floor.get(order) or result.get("floor_from", {}).get(order)
@@ -290,7 +304,11 @@ def report(results: dict[str, Any], completions: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--comparisons", type=int, default=2, help="comparisons per topic and dimension (slice size)")
+    parser.add_argument(
+        "--first-arguments", type=int, help="instead: every comparison of each topic's first K first arguments"
+    )
     parser.add_argument("--topics", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--orders", default=",".join(ORDERS), help="comma-separated subset of today,shuffled,prefix")
     parser.add_argument("--paths", default="llama,vllm,serve,run-batch", help="comma-separated subset to run")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="llama.cpp threads")
     args = parser.parse_args()
@@ -299,9 +317,9 @@ def main() -> None:
 
     data_dir = resolve_data_dir()
     assert data_dir is not None, "set ARGASSETS_DATA_DIR to the published data"
-    every = slice_requests(data_dir, args.topics, args.comparisons)
+    every = slice_requests(data_dir, args.topics, args.comparisons, args.first_arguments)
     requests = fitting(every)
-    ordered = orders(requests)
+    ordered = orders(requests, ("today", "prefix", *args.orders.split(",")))
     sampling = SamplingParams(1.0, top_p=1.0, seed=0, max_tokens=16)
     paths = set(args.paths.split(","))
     load = os.getloadavg()
