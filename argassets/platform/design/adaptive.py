@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from threadpoolctl import threadpool_limits
 
 from argassets.platform.design.information import posterior_covariance
@@ -319,7 +318,7 @@ def _predicted_agreement(
     first = np.fromiter((p in half for p in position), dtype=bool, count=len(position))
     a, _ = _strengths(graph, position[first], codes[first], bt)
     b, _ = _strengths(graph, position[~first], codes[~first], bt)
-    r_half = max(float(stats.spearmanr(_item_vector(graph, a), _item_vector(graph, b))[0]), 0.0)
+    r_half = max(_spearman(_item_vector(graph, a), _item_vector(graph, b)), 0.0)
     r_n = 2 * r_half / (1 + r_half)
     k = len(graph.pair_ids) / len(pairs)
     r_all = k * r_n / (1 + (k - 1) * r_n)
@@ -369,7 +368,7 @@ def _assess(
     if int(rounds.max()) >= 1:
         before = _earlier_rounds(rounds, position, settings.stability_lag)
         previous, _ = _strengths(graph, position[before], codes[before], settings.bt)
-        figures["stability"] = float(stats.spearmanr(_item_vector(graph, previous), _item_vector(graph, theta))[0])
+        figures["stability"] = _spearman(_item_vector(graph, previous), _item_vector(graph, theta))
     return _Assessment(theta, sigma, figures)
 
 
@@ -437,3 +436,10 @@ def plan_round(
         candidate_pairs=total,
         **figures,
     )
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rank correlation (scipy.stats imported here: the registry, read at every CLI start, imports this module)."""
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(a, b)[0])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-import choix
 import numpy as np
 
 Engine = Literal["batched", "choix"]
@@ -66,6 +65,8 @@ def _ilsr(
 ) -> np.ndarray:
     """``choix.ilsr_pairwise_dense`` with the one retry rule: ``max_iter`` iterations first, then
     the fallback budget from the same start (choix raises when it has not converged)."""
+    import choix  # here, not at the top: choix imports scipy.stats, a second of every CLI start
+
     if max_iter > 0:
         try:
             return choix.ilsr_pairwise_dense(counts, alpha=alpha, initial_params=start, max_iter=max_iter, tol=tol)

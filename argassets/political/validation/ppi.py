@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 import numpy as np
-import ppi_py
 
 from argassets.political.validation.cluster_bootstrap import LEVEL
 
@@ -84,6 +83,8 @@ def ppi_mean(
         )
     if lam is None and np.ptp(np.concatenate([yhat, unlabelled])) == 0:
         lam = 1.0
+    import ppi_py  # here, not at the top: it loads numba, a third of a second of every CLI start
+
     low, high = ppi_py.ppi_mean_ci(y, yhat, unlabelled, alpha=alpha, w=weights, lam=lam)
     low, high = float(np.ravel(low)[0]), float(np.ravel(high)[0])
     return Estimate((low + high) / 2, (high - low) / (2 * _z(1 - alpha / 2)), low, high)
@@ -95,6 +96,8 @@ def classical_mean(y: np.ndarray, level: float = LEVEL, weights: np.ndarray | No
     y = np.asarray(y, dtype=float)
     if y.size < 2:
         raise ValueError(f"classical_mean: {y.size} labels (need two or more)")
+    import ppi_py
+
     low, high = ppi_py.classical_mean_ci(y, w=weights, alpha=alpha)
     low, high = float(np.ravel(low)[0]), float(np.ravel(high)[0])
     return Estimate((low + high) / 2, (high - low) / (2 * _z(1 - alpha / 2)), low, high)
