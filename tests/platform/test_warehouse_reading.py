@@ -12,15 +12,17 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import duckdb
 import pandas as pd
 import pytest
+from dagster._core.storage.db_io_manager import TableSlice
 
 import argassets.platform.paths as paths
 from argassets.cli import common
 from argassets.platform.paths import DUCKDB_ENV_VAR
-from argassets.platform.resources.storage import read_stored_table
+from argassets.platform.resources.storage import TransactionalDuckDbClient, read_stored_table, wal_of
 from argassets.platform.storage.reader_file import open_store, store_path
 from argassets.platform.storage.table_store import TABLES_ENV_VAR, ParquetTableStore
 from argassets.platform.storage.warehouse import ReadOnlyConnection, connect, published_dir
@@ -157,6 +159,42 @@ def test_a_run_waiting_for_the_store_says_who_holds_it(tmp_path: Path) -> None:
     assert len(said) == 1, said
     assert said[0].startswith(f"waiting for the table store {store_path(database)}")
     assert f"(PID {holder.pid})" in said[0] and "readers open argassets.duckdb or use argassets sql" in said[0]
+
+
+def _store_writer(database: Path, then: str) -> subprocess.Popen:
+    """A process that writes the store and then ``then`` (Python, with ``c`` its connection)."""
+    code = (
+        "import duckdb, os, sys, time\n"
+        f"c = duckdb.connect({str(store_path(database))!r})\n"
+        "c.execute('PRAGMA disable_checkpoint_on_shutdown')\n"
+        "c.execute('CREATE OR REPLACE TABLE t AS SELECT 1 AS a')\n"
+        "print('written', flush=True)\n" + then
+    )
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+
+
+def _connect_and_read(database: Path) -> list[str]:
+    said: list[str] = []
+    context = SimpleNamespace(resource_config={"database": str(database)}, log=SimpleNamespace(warning=said.append))
+    with TransactionalDuckDbClient.connect(context, TableSlice(table="t", schema="main")) as connection:
+        assert connection.execute("SELECT a FROM t").fetchall() == [(1,)]
+    return said
+
+
+def test_only_a_killed_writers_log_is_called_interrupted(tmp_path: Path) -> None:
+    database = tmp_path / "argassets.duckdb"
+    killed = _store_writer(database, "os._exit(0)")  # its log is left, never checkpointed
+    killed.wait(timeout=60)
+    assert wal_of(store_path(database)).exists()
+    [said] = _connect_and_read(database)
+    assert "a write-ahead log left by an interrupted writer was replayed" in said
+    assert not wal_of(store_path(database)).exists()
+    # A live writer's log, seen while waiting for its lock, is gone when it closes: nothing to say.
+    live = _store_writer(database, "time.sleep(1.0)\nc.execute('CHECKPOINT')\nc.close()\n")
+    assert live.stdout is not None and live.stdout.readline().strip() == "written"
+    assert wal_of(store_path(database)).exists()
+    assert _connect_and_read(database) == []
+    live.wait(timeout=60)
 
 
 def test_an_older_warehouse_is_moved_into_the_store_at_the_first_write(tmp_path: Path) -> None:

@@ -93,9 +93,10 @@ class TransactionalDuckDbClient(DuckDbClient):
                 context,
                 f"{warehouse}: its tables were moved to the runs' store {store}; it now holds views for readers",
             )
-        left_behind = wal_of(store).exists()
         config = {"custom_user_agent": "dagster", **(context.resource_config.get("connection_config") or {})}
         connection = open_store(warehouse, config=config, on_wait=lambda message: _warn(context, message))
+        # Looked at once the store is ours: before, the log may be a live writer's, gone when it closes.
+        left_behind = wal_of(store).exists()
         try:
             if left_behind:
                 connection.execute("CHECKPOINT")
