@@ -26,7 +26,7 @@ block floor; (d) run-batch >= 0.9 x the offline path.
 Usage::
 
     .venv/bin/python benchmarks/bench_prefix.py [--comparisons 2 | --first-arguments 4] [--topics 1 2]
-        [--paths llama,vllm,serve,run-batch] [--orders today,shuffled,prefix]
+        [--paths llama,vllm,serve,run-batch] [--no-shuffled]
 
 ``--first-arguments K`` takes, per topic, every comparison of its first K first arguments with all
 their partners: the sharing of a whole partition (pairs with one first argument are scattered over
@@ -90,16 +90,14 @@ def fitting(requests: list[Any], window: int = 2048, answer: int = 16) -> list[A
     return [r for r, n in zip(requests, lengths, strict=True) if n <= window - answer]
 
 
-def orders(requests: list[Any], names: tuple[str, ...] = ORDERS) -> dict[str, list[Any]]:
+def orders(requests: list[Any], shuffled: bool = True) -> dict[str, list[Any]]:
     from argassets.platform.judging.prefix_order import prefix_order
 
-    shuffled = np.random.default_rng(0).permutation(len(requests))
-    every = {
-        "today": list(requests),
-        "shuffled": [requests[i] for i in shuffled],
-        "prefix": [requests[i] for i in prefix_order(requests)],
-    }
-    return {name: every[name] for name in ORDERS if name in names}
+    ordered = {"today": list(requests)}
+    if shuffled:
+        ordered["shuffled"] = [requests[i] for i in np.random.default_rng(0).permutation(len(requests))]
+    ordered["prefix"] = [requests[i] for i in prefix_order(requests)]
+    return ordered
 
 
 def floors(tokenizer: Any, ordered: dict[str, list[Any]], model: Any, copies: int) -> dict[str, Any]:
@@ -308,7 +306,9 @@ def main() -> None:
         "--first-arguments", type=int, help="instead: every comparison of each topic's first K first arguments"
     )
     parser.add_argument("--topics", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--orders", default=",".join(ORDERS), help="comma-separated subset of today,shuffled,prefix")
+    parser.add_argument(
+        "--no-shuffled", action="store_true", help="judge today's and the prefix order only (llama.cpp: the slow one)"
+    )
     parser.add_argument("--paths", default="llama,vllm,serve,run-batch", help="comma-separated subset to run")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="llama.cpp threads")
     args = parser.parse_args()
@@ -319,7 +319,7 @@ def main() -> None:
     assert data_dir is not None, "set ARGASSETS_DATA_DIR to the published data"
     every = slice_requests(data_dir, args.topics, args.comparisons, args.first_arguments)
     requests = fitting(every)
-    ordered = orders(requests, ("today", "prefix", *args.orders.split(",")))
+    ordered = orders(requests, shuffled=not args.no_shuffled)
     sampling = SamplingParams(1.0, top_p=1.0, seed=0, max_tokens=16)
     paths = set(args.paths.split(","))
     load = os.getloadavg()

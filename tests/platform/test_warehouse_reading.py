@@ -164,7 +164,7 @@ def test_a_run_waiting_for_the_store_says_who_holds_it(tmp_path: Path) -> None:
 def _store_writer(database: Path, then: str) -> subprocess.Popen:
     """A process that writes the store and then ``then`` (Python, with ``c`` its connection)."""
     code = (
-        "import duckdb, os, sys, time\n"
+        "import duckdb, os, time\n"
         f"c = duckdb.connect({str(store_path(database))!r})\n"
         "c.execute('PRAGMA disable_checkpoint_on_shutdown')\n"
         "c.execute('CREATE OR REPLACE TABLE t AS SELECT 1 AS a')\n"
@@ -190,7 +190,7 @@ def test_only_a_killed_writers_log_is_called_interrupted(tmp_path: Path) -> None
     assert "a write-ahead log left by an interrupted writer was replayed" in said
     assert not wal_of(store_path(database)).exists()
     # A live writer's log, seen while waiting for its lock, is gone when it closes: nothing to say.
-    live = _store_writer(database, "time.sleep(1.0)\nc.execute('CHECKPOINT')\nc.close()\n")
+    live = _store_writer(database, "time.sleep(2.0)\nc.execute('CHECKPOINT')\nc.close()\n")
     assert live.stdout is not None and live.stdout.readline().strip() == "written"
     assert wal_of(store_path(database)).exists()
     assert _connect_and_read(database) == []

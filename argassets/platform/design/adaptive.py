@@ -439,7 +439,7 @@ def plan_round(
 
 
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman's rank correlation (scipy.stats imported here: the registry, read at every CLI start, imports this module)."""
+    """Spearman's rank correlation (scipy.stats imported here: every CLI start imports this module)."""
     from scipy.stats import spearmanr
 
     return float(spearmanr(a, b)[0])

@@ -65,7 +65,7 @@ def _ilsr(
 ) -> np.ndarray:
     """``choix.ilsr_pairwise_dense`` with the one retry rule: ``max_iter`` iterations first, then
     the fallback budget from the same start (choix raises when it has not converged)."""
-    import choix  # here, not at the top: choix imports scipy.stats, a second of every CLI start
+    import choix  # here, not at the top: choix imports scipy.stats, which a CLI start does not need
 
     if max_iter > 0:
         try:

@@ -83,7 +83,7 @@ def ppi_mean(
         )
     if lam is None and np.ptp(np.concatenate([yhat, unlabelled])) == 0:
         lam = 1.0
-    import ppi_py  # here, not at the top: it loads numba, a third of a second of every CLI start
+    import ppi_py  # here, not at the top: it loads numba, which every CLI start paid for
 
     low, high = ppi_py.ppi_mean_ci(y, yhat, unlabelled, alpha=alpha, w=weights, lam=lam)
     low, high = float(np.ravel(low)[0]), float(np.ravel(high)[0])
