@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 import dagster as dg
 import pandas as pd
 
-from argassets.argument_quality.assets import ASSET_MODULES
 from argassets.argument_quality.exports import EXPORT
 from argassets.argument_quality.judgments import (
     AQ_DEFAULT_SAMPLING,
@@ -21,12 +22,23 @@ from argassets.argument_quality.judgments import (
 from argassets.argument_quality.resources import WebisSourceResource
 from argassets.argument_quality.scope import DIMENSIONS, STRATEGIES, STUDY_NAME, ArgumentQualityScope
 from argassets.platform.study import ImportKeys, RequestSet, StudyDefinition
-from asset_checks.argument_quality import CHECK_MODULES
 
 
 def judging_metadata(table: pd.DataFrame, asked: RequestSet) -> dict[str, Any]:
     """What Study A adds to a judged partition's metadata: its label counts, as Markdown."""
     return {"labels": dg.MetadataValue.md(label_summary_markdown(table))}
+
+
+def asset_modules() -> Sequence[ModuleType]:
+    from argassets.argument_quality.assets import ASSET_MODULES
+
+    return ASSET_MODULES
+
+
+def check_modules() -> Sequence[ModuleType]:
+    from asset_checks.argument_quality import CHECK_MODULES
+
+    return CHECK_MODULES
 
 
 STUDY = StudyDefinition(
@@ -51,8 +63,8 @@ STUDY = StudyDefinition(
         },
         defaults={"order": "ab"},
     ),
-    asset_modules=ASSET_MODULES,
-    check_modules=CHECK_MODULES,
+    asset_modules=asset_modules,
+    check_modules=check_modules,
     export=EXPORT,  # argassets export eee | hf (docs/exports.md)
     # Without the published data the corpus comes from the Zenodo release or the embedded sample.
     needs_published_data=False,

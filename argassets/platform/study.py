@@ -139,9 +139,10 @@ class StudyDefinition:
     #: each row's index label the position of its completion (rows may be reordered).
     build_table: Callable[[RequestSet, Sequence[CachedCompletion], str], pd.DataFrame]
     import_keys: ImportKeys
-    #: The other asset and check modules of the study (the root asset is not in them).
-    asset_modules: Sequence[ModuleType] = ()
-    check_modules: Sequence[ModuleType] = ()
+    #: The other asset and check modules of the study (the root asset is not in them), imported when
+    #: called: commands that only read the declaration (``--study`` choices, the registry) skip them.
+    asset_modules: Callable[[], Sequence[ModuleType]] = tuple
+    check_modules: Callable[[], Sequence[ModuleType]] = tuple
     #: ``(table, request_set) -> metadata``: what the study adds to a judged partition's metadata.
     judging_metadata: Callable[[pd.DataFrame, RequestSet], Mapping[str, Any]] | None = None
     #: ``(request_set, inputs) -> pairs``: the pairwise design of the requests, for entries judged in

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 import pandas as pd
 
 from argassets.platform.study import ImportKeys, JudgedElsewhere, RequestSet, StudyDefinition
-from argassets.political.assets import ASSET_MODULES
 from argassets.political.cli_retrieval import add_commands
 from argassets.political.exports import EXPORT
 from argassets.political.predictions import (
@@ -22,12 +23,23 @@ from argassets.political.predictions import (
 from argassets.political.prompts import N_REPETITIONS
 from argassets.political.resources import neo4j_resources
 from argassets.political.scope import STUDY_NAME, PoliticalScope
-from asset_checks.political import CHECK_MODULES
 
 
 def judging_metadata(table: pd.DataFrame, asked: RequestSet) -> dict[str, Any]:
     """What Study B adds to a judged partition's metadata: its scores and NA answers."""
     return prediction_metadata(table)
+
+
+def asset_modules() -> Sequence[ModuleType]:
+    from argassets.political.assets import ASSET_MODULES
+
+    return ASSET_MODULES
+
+
+def check_modules() -> Sequence[ModuleType]:
+    from asset_checks.political import CHECK_MODULES
+
+    return CHECK_MODULES
 
 
 STUDY = StudyDefinition(
@@ -45,8 +57,8 @@ STUDY = StudyDefinition(
     # The paper's 22 models: their published prediction files, read instead of judged.
     judged_elsewhere=JudgedElsewhere(applies=is_published_tsv, table=published_predictions),
     import_keys=ImportKeys(columns=("argument_id",)),
-    asset_modules=ASSET_MODULES,
-    check_modules=CHECK_MODULES,
+    asset_modules=asset_modules,
+    check_modules=check_modules,
     export=EXPORT,  # argassets export eee | hf (docs/exports.md)
     # QT30 and the human studies have no embedded sample.
     needs_published_data=True,

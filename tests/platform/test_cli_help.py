@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,3 +65,19 @@ def test_help_lists_every_environment_variable_the_code_reads(capsys: pytest.Cap
     assert in_code - listed == set()
     for name in [*listed, "DAGSTER_HOME", "NEO4J_URI"]:
         assert re.search(rf"^  {re.escape(name)} ", page, re.MULTILINE), name
+
+
+def test_the_parser_and_the_registry_load_no_asset_module() -> None:
+    # Every command builds the parser (the studies' names) and most read the registry; neither needs
+    # the studies' assets, whose science imports cost each command about 2 s.
+    code = (
+        "import sys\n"
+        "from argassets import cli\n"
+        "from argassets.studies import load_registry\n"
+        "cli.build_parser(); load_registry('data/models.toml')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('argassets.argument_quality.assets', "
+        "'argassets.political.assets', 'asset_checks', 'scipy.stats'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "[]"

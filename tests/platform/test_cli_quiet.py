@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ARGASSETS = str(Path(sys.executable).parent / "argassets")
 
 
-def _sql(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+def _argassets(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     env = {key: value for key, value in os.environ.items() if key != "PYTHONWARNINGS"}
     env.update(DAGSTER_HOME=str(tmp_path / "home"), ARGASSETS_TABLES=str(tmp_path / "tables"), PYTHONPATH=str(ROOT))
     return subprocess.run(
@@ -24,14 +24,22 @@ def _sql(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
 
 def test_warnings_are_kept_in_the_log_and_shown_only_with_verbose(tmp_path: Path) -> None:
     (tmp_path / "tables").mkdir()
-    quiet = _sql(tmp_path, "sql", "SELECT 42 AS answer")
-    assert quiet.returncode == 0, quiet.stderr
-    assert "42" in quiet.stdout
+    # `estimate` loads the studies' assets, whose partitioned checks make Dagster warn; in an empty
+    # home it then stops at the first missing input.
+    quiet = _argassets(tmp_path, "estimate", "random", "--study", "argument_quality")
+    assert quiet.returncode == 2 and "input aq_prompts is not materialised yet" in quiet.stderr, quiet.stderr
     assert "Warning" not in quiet.stderr, quiet.stderr
     log = tmp_path / "home" / "logs" / "argassets-cli.log"
-    assert "PreviewWarning" in log.read_text(encoding="utf-8"), "the control: loading the studies does warn"
-    verbose = _sql(tmp_path, "sql", "SELECT 1", "--verbose")
-    assert verbose.returncode == 0 and "PreviewWarning" in verbose.stderr, verbose.stderr[-500:]
+    assert "PreviewWarning" in log.read_text(encoding="utf-8"), "the control: loading the assets does warn"
+    verbose = _argassets(tmp_path, "estimate", "random", "--study", "argument_quality", "--verbose")
+    assert verbose.returncode == 2 and "PreviewWarning" in verbose.stderr, verbose.stderr[-500:]
+
+
+def test_a_command_that_reads_no_asset_has_nothing_to_warn_about(tmp_path: Path) -> None:
+    (tmp_path / "tables").mkdir()
+    done = _argassets(tmp_path, "sql", "SELECT 42 AS answer", "--verbose")
+    assert done.returncode == 0 and "42" in done.stdout
+    assert "Warning" not in done.stderr, done.stderr
 
 
 def test_verbose_is_taken_before_or_after_the_command_and_is_off_by_default() -> None:

@@ -66,7 +66,7 @@ def test_the_code_location_declares_two_studies_and_the_platform_builds_their_ro
         assert {k.to_user_string() for k in root.dependency_keys} == set(study.inputs)
         keys = {k.to_user_string() for a in study_assets(study) if isinstance(a, dg.AssetsDefinition) for k in a.keys}
         assert study.root_asset in keys and study.root_asset not in {
-            k.to_user_string() for a in dg.load_assets_from_modules(list(study.asset_modules)) for k in a.keys
+            k.to_user_string() for a in dg.load_assets_from_modules(list(study.asset_modules())) for k in a.keys
         }, "the root is the platform's, not a module's"
 
 

@@ -132,29 +132,39 @@ def test_a_table_read_outside_the_inputs_waits_for_another_process_holding_the_f
 
 def test_a_run_waiting_for_the_store_says_who_holds_it(tmp_path: Path) -> None:
     # Nothing waits long in silence: a run's connection held back by another process for more than
-    # 2 s says so, then goes on; a shorter wait (another run's write) is not worth a warning.
+    # 2 s says so, then goes on; a shorter wait (another run's write) is not worth a warning. The
+    # holder lets go when the wait is said (a fixed hold raced the retries under load).
     database = tmp_path / "argassets.duckdb"
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            "import duckdb, sys, time\n"
+            "import duckdb, sys\n"
             f"c = duckdb.connect({str(store_path(database))!r})\n"
             "print('holding', flush=True)\n"
-            "time.sleep(4)\n",
+            "sys.stdin.readline()\n",
         ],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert holder.stdin is not None and holder.stdout is not None
     said: list[str] = []
+
+    def say_and_release(line: str) -> None:
+        said.append(line)
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+        assert holder.stdout.readline().strip() == "holding"
         with pytest.raises(duckdb.IOException, match="lock"):
             open_store(database, wait_s=0.5, on_wait=said.append)
         assert said == []
-        with open_store(database, on_wait=said.append) as connection:
+        with open_store(database, on_wait=say_and_release) as connection:
             assert connection.execute("SELECT 1").fetchall() == [(1,)]
     finally:
+        holder.stdin.close()
         holder.wait(timeout=60)
     assert len(said) == 1, said
     assert said[0].startswith(f"waiting for the table store {store_path(database)}")

@@ -178,7 +178,7 @@ def keys_defined_by_study(studies: Studies) -> dict[str, frozenset[dg.AssetKey]]
     defined: dict[str, frozenset[dg.AssetKey]] = {}
     for study in studies:
         keys: set[dg.AssetKey] = set()
-        for module in study.asset_modules:
+        for module in study.asset_modules():
             for value in vars(module).values():
                 if isinstance(value, dg.AssetsDefinition):
                     keys |= set(value.keys)

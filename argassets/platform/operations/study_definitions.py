@@ -19,7 +19,7 @@ from argassets.platform.study import Studies, StudyDefinition
 
 def study_assets(study: StudyDefinition) -> list[Any]:
     """The study's assets: the judging asset the platform builds, then those of its asset modules."""
-    return [judging_asset(study), *dg.load_assets_from_modules(list(study.asset_modules))]
+    return [judging_asset(study), *dg.load_assets_from_modules(list(study.asset_modules()))]
 
 
 def study_definitions(study: StudyDefinition, load_registry: RegistryLoader) -> dg.Definitions:
@@ -28,7 +28,7 @@ def study_definitions(study: StudyDefinition, load_registry: RegistryLoader) -> 
     assets = with_automation(study_assets(study), alone)
     return dg.Definitions(
         assets=assets,
-        asset_checks=dg.load_asset_checks_from_modules([*study.check_modules, *study.asset_modules]),
+        asset_checks=dg.load_asset_checks_from_modules([*study.check_modules(), *study.asset_modules()]),
         jobs=[study_job(study.name, operations_layout(assets, alone), load_registry)],
         resources=dict(study.resources()),
     )

@@ -21,6 +21,6 @@ STUDY = StudyDefinition(
     build_requests=science.judging_requests,
     build_table=science.judgment_table,
     import_keys=ImportKeys(columns=("pair_id",)),
-    asset_modules=(assets,),
-    check_modules=(checks,),
+    asset_modules=lambda: (assets,),
+    check_modules=lambda: (checks,),
 )

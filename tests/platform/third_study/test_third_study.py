@@ -85,8 +85,8 @@ def materialised(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataF
     folder = tmp_path_factory.mktemp("persuasion")
     loaded = [
         judging_asset(STUDY),
-        *dg.load_assets_from_modules(list(STUDY.asset_modules)),
-        *dg.load_asset_checks_from_modules(list(STUDY.check_modules)),
+        *dg.load_assets_from_modules(list(STUDY.asset_modules())),
+        *dg.load_asset_checks_from_modules(list(STUDY.check_modules())),
     ]
     with dg.instance_for_test() as instance:
         used = resources(folder)
