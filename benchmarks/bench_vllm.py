@@ -78,7 +78,8 @@ def main() -> None:
     from argassets.argument_quality.resources import WebisSourceResource
     from argassets.argument_quality.study import STUDY
     from argassets.platform.judging.engines import build_judge
-    from argassets.platform.judging.engines.vllm_backend import VLLMJudge, request_seed
+    from argassets.platform.judging.engines.vllm_backend import VLLMJudge
+    from argassets.platform.judging.interface import request_seed
     from argassets.platform.judging.study_asset import judging_asset
     from argassets.platform.pairwise.labels import LABELS
     from argassets.platform.paths import resolve_data_dir

@@ -92,7 +92,8 @@ def judge_with(dtype: str, prompts: list[tuple[str, str, str]], repeats: int) ->
     from vllm.sampling_params import StructuredOutputsParams
 
     from argassets.platform.judging.engines import build_judge
-    from argassets.platform.judging.engines.vllm_backend import VLLMJudge, request_seed
+    from argassets.platform.judging.engines.vllm_backend import VLLMJudge
+    from argassets.platform.judging.interface import request_seed
     from argassets.platform.pairwise.labels import LABELS
     from argassets.studies import load_registry
 

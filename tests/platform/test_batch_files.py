@@ -20,7 +20,7 @@ from argassets.platform.judging.batch_files import (
 from argassets.platform.judging.engines.openai_batch import OpenAIBatchFormat
 from argassets.platform.judging.engines.openai_compat import OpenAIJudge
 from argassets.platform.judging.incremental import judge_incrementally
-from argassets.platform.judging.interface import ChatRequest, SamplingParams
+from argassets.platform.judging.interface import ChatRequest, SamplingParams, run_seed
 from argassets.platform.judging.prefix_order import prefix_key
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
@@ -63,7 +63,7 @@ def test_batch_bodies_are_the_bytes_the_live_judge_posts(tmp_path: Path, mode: s
         assert (key.model, key.sampling_key) == (MODEL, SAMPLING.key())
         sent = posted[((json.dumps(record["body"]["messages"]),), record["body"]["seed"])]
         assert line.endswith(b',"body":' + sent + b"}")  # the live request's bytes, verbatim
-        assert record["body"]["seed"] == SAMPLING.run_seed(key.run)
+        assert record["body"]["seed"] == run_seed(SAMPLING.seed, key.prompt_sha256, key.run)
     # Prefix order, each prompt's runs together.
     shas = [BatchKey.parse(json.loads(line)["custom_id"]).prompt_sha256 for line in lines]
     by_sha = {r.prompt_sha256: r for r in requests}
@@ -183,7 +183,9 @@ def test_results_are_imported_half_live_half_batch_and_bad_lines_are_named(tmp_p
     by_backend = {c.backend for c in rows if c.from_cache}
     assert by_backend == {"live", "openai-batch"}
     batch_rows = [c for c in rows if c.backend == "openai-batch"]
-    assert {c.text for c in batch_rows} == {"B"} and all(c.seed == SAMPLING.run_seed(c.run) for c in batch_rows)
+    assert {c.text for c in batch_rows} == {"B"} and all(
+        c.seed == run_seed(SAMPLING.seed, c.prompt_sha256, c.run) for c in batch_rows
+    )
 
 
 def test_a_cached_non_answer_is_replaced_and_an_answer_kept(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from argassets.platform.judging.engines import build_judge
-from argassets.platform.judging.interface import ChatRequest, SamplingParams
+from argassets.platform.judging.interface import ChatRequest, SamplingParams, run_seed
 from argassets.studies import load_registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -194,7 +194,11 @@ def test_fleet_entry_judges_through_an_openai_compatible_server() -> None:
     assert [[c.text for c in row] for row in results] == [['{"label": "A"}'] * 3] * 3
     assert len(fleet.requests) == 9 and fleet.unauthorized == 0
     assert {body["model"] for body in fleet.requests} == {"Qwen/Qwen2.5-7B-Instruct"}
-    assert sorted({body["seed"] for body in fleet.requests}) == [7, 8, 9]
+    # Each prompt's runs are seeded from its hash (run_seed): 9 seeds, none shared between prompts.
+    assert sorted(body["seed"] for body in fleet.requests) == sorted(
+        run_seed(7, request.prompt_sha256, run) for request in requests for run in range(3)
+    )
+    assert len({body["seed"] for body in fleet.requests}) == 9
 
 
 def test_a_wrong_fleet_key_is_refused_without_leaking_it() -> None:

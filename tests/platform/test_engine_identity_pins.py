@@ -27,11 +27,11 @@ CPU_FLAGS = {"avx2": "fpu avx avx2 fma", "bf16": "avx512f avx512_bf16 amx_bf16"}
 SHIPPED: dict[str, tuple[str, str, str]] = {
     "longer-wins": ("7a5a92a2f6acf2b7", "7a5a92a2f6acf2b7", "f83e0e2c4d2948da"),
     "random": ("0e978c44fef1a08d", "0e978c44fef1a08d", "4c1182fd569f1dfc"),
-    "smollm2-135m": ("38d415cb8cebbcfb", "38d415cb8cebbcfb", "84ac68de0220c4a3"),
-    "smollm2-135m.reworded": ("38d415cb8cebbcfb", "38d415cb8cebbcfb", "c27f68d4a07c5d61"),
-    "smollm2-135m.pad-a-400": ("38d415cb8cebbcfb", "38d415cb8cebbcfb", "4edbc8dad9a3dc5a"),
-    "smollm2-135m.options-12": ("38d415cb8cebbcfb", "38d415cb8cebbcfb", "09f294c1a4f8d65d"),
-    "smollm2-135m.options-reordered": ("38d415cb8cebbcfb", "38d415cb8cebbcfb", "0d238e101de952be"),
+    "smollm2-135m": ("416b750238a5d625", "416b750238a5d625", "84ac68de0220c4a3"),
+    "smollm2-135m.reworded": ("416b750238a5d625", "416b750238a5d625", "c27f68d4a07c5d61"),
+    "smollm2-135m.pad-a-400": ("416b750238a5d625", "416b750238a5d625", "4edbc8dad9a3dc5a"),
+    "smollm2-135m.options-12": ("416b750238a5d625", "416b750238a5d625", "09f294c1a4f8d65d"),
+    "smollm2-135m.options-reordered": ("416b750238a5d625", "416b750238a5d625", "0d238e101de952be"),
     "smollm2-135m-vllm": ("f222775c4ef527b4", "ed1e31cafc9d2de1", "8d2dd0f1f9d2f22a"),
     "mistral-7b-instruct-v0.3": ("15c653e73a65e042", "15c653e73a65e042", "a0ecd251fb1e9408"),
     "llama-3.1-8b-instruct": ("c4b3ab038341cff4", "c4b3ab038341cff4", "3e6417a5719e093c"),
@@ -71,18 +71,18 @@ SHIPPED: dict[str, tuple[str, str, str]] = {
 
 #: The fleet registry (every GPU vLLM entry judged through an OpenAI-compatible server): name -> (key, fingerprint).
 FLEET: dict[str, tuple[str, str]] = {
-    "mistral-7b-instruct-v0.3": ("2f520b39d9d40ada", "a33987cfcbdb8737"),
-    "llama-3.1-8b-instruct": ("86a670a217c2b8af", "4a75243d94f3f678"),
-    "olmo-2-1124-7b-instruct": ("a8a1c1a3043d08cb", "56128d907ef0e251"),
-    "qwen2.5-7b-instruct": ("180d2fabce12bee8", "e8c449b57acd9c88"),
-    "command-r7b-12-2024": ("81d49d0b779558ed", "d677c4e65fc33af4"),
-    "mixtral-8x7b-instruct-v0.1": ("bfef8f2621023df3", "9ec802e6849b8daa"),
-    "mistral-small-instruct-2409": ("2090d0c60123ac98", "94992601b94fa9ee"),
-    "olmo-2-0325-32b-instruct": ("5b43ee33be39f790", "6feb3e56ce46fff7"),
-    "mixtral-8x22b-instruct-v0.1": ("02f831da226c416d", "d83558208686f553"),
-    "llama-3.3-70b-instruct": ("8bf64dcff7ff4d33", "f226505457133205"),
-    "qwen2.5-72b-instruct": ("f805e5d343128bf9", "122a82a75e63578a"),
-    "command-r-plus-08-2024": ("2c3c98e2ea74e931", "8e7127fda8fa9c45"),
+    "mistral-7b-instruct-v0.3": ("de4500d26cf1bbfa", "a33987cfcbdb8737"),
+    "llama-3.1-8b-instruct": ("cc8e74ca3061d866", "4a75243d94f3f678"),
+    "olmo-2-1124-7b-instruct": ("41b9d10198db4c32", "56128d907ef0e251"),
+    "qwen2.5-7b-instruct": ("534776db59957057", "e8c449b57acd9c88"),
+    "command-r7b-12-2024": ("cc9ccca0c14efc05", "d677c4e65fc33af4"),
+    "mixtral-8x7b-instruct-v0.1": ("c696bd7ab09f617c", "9ec802e6849b8daa"),
+    "mistral-small-instruct-2409": ("19afa5fba1493c31", "94992601b94fa9ee"),
+    "olmo-2-0325-32b-instruct": ("1d6325780d76fcb2", "6feb3e56ce46fff7"),
+    "mixtral-8x22b-instruct-v0.1": ("0fe7ee048d28bbe9", "d83558208686f553"),
+    "llama-3.3-70b-instruct": ("d6cb749c369d1008", "f226505457133205"),
+    "qwen2.5-72b-instruct": ("00471b5f975c338c", "122a82a75e63578a"),
+    "command-r-plus-08-2024": ("701b482bebbf74cd", "8e7127fda8fa9c45"),
 }
 
 #: Configurations the shipped files do not use (an endpoint with its own sampling defaults and a
@@ -98,12 +98,12 @@ OTHERS: list[tuple[dict, str, str]] = [
             "max_concurrency": 2,
             "price": {"input_per_mtok": 1, "output_per_mtok": 2},
         },
-        "3b8ebcfccb198189",
+        "ec5a673803460c7c",
         "b071a3f601610b60",
     ),
     (
         {"name": "api-plain", "backend": "openai", "studies": ["political"], "model_id": "gpt-x"},
-        "e309826f906290c6",
+        "2d054cfe53621ca6",
         "9d97b2b038bbe93f",
     ),
     (
@@ -130,7 +130,7 @@ OTHERS: list[tuple[dict, str, str]] = [
             "n_ctx": 4096,
             "model_id": "m",
         },
-        "91271aa1ac29cab0",
+        "4e376b84bee8f248",
         "bf0c690259131f7c",
     ),
     (

@@ -15,8 +15,8 @@ from argassets.platform.judging.engines.baselines import LongerWinsJudge, Random
 from argassets.platform.judging.engines.importer import ImportFormatError, ImportJudge, load_tidy_judgments
 from argassets.platform.judging.engines.llama_cpp_backend import LlamaCppJudge
 from argassets.platform.judging.engines.openai_compat import OpenAIJudge
-from argassets.platform.judging.engines.vllm_backend import VLLMJudge, engine_kwargs, request_seed, sampling_kwargs
-from argassets.platform.judging.interface import ChatRequest, SamplingParams
+from argassets.platform.judging.engines.vllm_backend import VLLMJudge, engine_kwargs, sampling_kwargs
+from argassets.platform.judging.interface import ChatRequest, SamplingParams, request_seed
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.registry.model_entry import model_entry
 from argassets.studies import code_location_studies, load_registry

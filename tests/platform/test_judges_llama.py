@@ -17,7 +17,7 @@ from argassets.platform.judging.choice_parsing import parse_choice
 from argassets.platform.judging.engines.llama_cpp_backend import LlamaCppJudge, find_gguf
 from argassets.platform.judging.engines.openai_compat import OpenAIJudge
 from argassets.platform.judging.incremental import judge_incrementally
-from argassets.platform.judging.interface import ChatRequest, SamplingParams
+from argassets.platform.judging.interface import ChatRequest, SamplingParams, run_seed
 from argassets.platform.judging.label_probabilities import label_candidates
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
@@ -83,7 +83,11 @@ def test_in_process_judge_is_restricted_to_the_labels(gguf: Path, tmp_path: Path
     )
     assert len(results) == 6
     assert all(r.text in LABELS for r in results), [r.text for r in results]
-    assert [r.seed for r in results[:3]] == [0, 1, 2]
+    # Seeds per prompt and run: with one seed per run, every prompt of a run drew the same number.
+    first, second = _requests()
+    assert [r.seed for r in results[:3]] == [run_seed(0, first.prompt_sha256, run) for run in range(3)]
+    assert [r.seed for r in results[3:]] == [run_seed(0, second.prompt_sha256, run) for run in range(3)]
+    assert results[0].seed != results[3].seed
     # again: answered by the cache, the model is not asked
     judge._llama = None  # a call would now have to reload the model; the cache must answer first
     again = judge_incrementally(judge, "smollm2-135m", _requests(), SamplingParams(1.0, seed=0, max_tokens=8), 3, cache)
@@ -119,7 +123,7 @@ def test_prompt_beyond_the_context_window_is_an_empty_output(gguf: Path):
     long = ChatRequest("long", SYSTEM, "Argument A: " + "cars pollute " * 100 + "\nArgument B: no.", choices=LABELS)
     rows = judge.complete([long, _requests()[1]], SamplingParams(1.0, seed=0), [0, 1])
     assert [c.text for c in rows[0]] == ["", ""]
-    assert [c.seed for c in rows[0]] == [0, 1]
+    assert [c.seed for c in rows[0]] == [run_seed(0, long.prompt_sha256, run) for run in range(2)]
     judge.close()
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from argassets.platform.judging.engines.openai_compat import OpenAIJudge
 from argassets.platform.judging.incremental import judge_incrementally
-from argassets.platform.judging.interface import ChatRequest, PartialBatchError, SamplingParams
+from argassets.platform.judging.interface import ChatRequest, PartialBatchError, SamplingParams, run_seed
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 from tests.judgments_http import Reply, ScriptedServer, chat_reply
@@ -33,9 +33,14 @@ def _judge(server: ScriptedServer, **kwargs) -> OpenAIJudge:
 def test_request_bodies_and_headers():
     with ScriptedServer(lambda seen: chat_reply('{"label": "B"}')) as server:
         judge = _judge(server)
-        out = judge.complete(_requests(2), SamplingParams(1.0, top_p=0.95, seed=10, max_tokens=16), [0, 1, 2])
+        requests = _requests(2)
+        out = judge.complete(requests, SamplingParams(1.0, top_p=0.95, seed=10, max_tokens=16), [0, 1, 2])
     assert [[c.text for c in row] for row in out] == [['{"label": "B"}'] * 3] * 2
-    assert [c.seed for c in out[0]] == [10, 11, 12]
+    # Each prompt's runs have seeds of their own: one seed per run for all prompts would make every
+    # prompt of a run draw the same random number.
+    for request, row in zip(requests, out, strict=True):
+        assert [c.seed for c in row] == [run_seed(10, request.prompt_sha256, run) for run in range(3)]
+    assert out[0][0].seed != out[1][0].seed
     assert len(server.seen) == 6
     seen = server.seen[0]
     assert seen.path == "/v1/chat/completions" and seen.method == "POST"

@@ -6,8 +6,7 @@ import math
 
 import pytest
 
-from argassets.platform.judging.engines.vllm_backend import run_seed
-from argassets.platform.judging.interface import CachedCompletion, ChatRequest, SamplingParams
+from argassets.platform.judging.interface import CachedCompletion, ChatRequest, SamplingParams, run_seed
 from argassets.platform.judging.label_probabilities import (
     TokenCandidates,
     choice_probabilities,

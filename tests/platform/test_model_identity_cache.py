@@ -20,16 +20,17 @@ import pytest
 from argassets.argument_quality.resources import WebisSourceResource
 from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
 from argassets.platform.judging.engines import build_judge
-from argassets.platform.judging.engines.vllm_backend import (
-    engine_kwargs,
-    request_seed,
-    run_groups,
-    run_seed,
-    sampling_kwargs,
-)
+from argassets.platform.judging.engines.vllm_backend import engine_kwargs, run_groups, sampling_kwargs
 from argassets.platform.judging.engines.vllm_model import converted_model_dir, file_sha256, read_stamp
 from argassets.platform.judging.identity import cache_model_key, identity_key, model_identity
-from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
+from argassets.platform.judging.interface import (
+    ChatRequest,
+    Completion,
+    SamplingParams,
+    request_seed,
+    run_seed,
+    utc_now,
+)
 from argassets.platform.judging.study_asset import judging_asset
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR

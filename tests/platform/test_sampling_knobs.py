@@ -8,7 +8,7 @@ from argassets.platform.judging.engines import build_judge
 from argassets.platform.judging.engines.openai_compat import OpenAIJudge
 from argassets.platform.judging.engines.vllm_backend import sampling_kwargs
 from argassets.platform.judging.identity import model_identity
-from argassets.platform.judging.interface import ChatRequest, SamplingParams
+from argassets.platform.judging.interface import ChatRequest, SamplingParams, run_seed
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.registry.diff import entry_fingerprint
 from argassets.platform.registry.entries import RegistryError
@@ -48,7 +48,9 @@ def test_vllm_and_openai_requests_state_every_knob() -> None:
     assert kwargs["logprobs"] == 5
     body = OpenAIJudge("m", "http://127.0.0.1:9/v1").request_body(REQUEST, sampling, 1)
     assert body["top_k"] == 0 and body["min_p"] == 0.0 and body["repetition_penalty"] == body["repeat_penalty"] == 1.0
-    assert body["presence_penalty"] == body["frequency_penalty"] == 0.0 and body["seed"] == 3
+    assert body["presence_penalty"] == body["frequency_penalty"] == 0.0 and body["seed"] == run_seed(
+        2, REQUEST.prompt_sha256, 1
+    )
     assert body["logprobs"] is True and body["top_logprobs"] == 5
     hosted = OpenAIJudge("m", "http://127.0.0.1:9/v1", server_sampling_defaults=True).request_body(REQUEST, sampling, 1)
     assert not {"top_k", "min_p", "repetition_penalty", "repeat_penalty"} & set(hosted)

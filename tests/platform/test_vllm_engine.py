@@ -41,9 +41,9 @@ from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
 from argassets.platform.judging.choice_parsing import parse_choice
 from argassets.platform.judging.engines import build_judge
 from argassets.platform.judging.engines.openai_compat import OpenAIJudge
-from argassets.platform.judging.engines.vllm_backend import VLLMJudge, run_seed, serve_args
+from argassets.platform.judging.engines.vllm_backend import VLLMJudge, serve_args
 from argassets.platform.judging.engines.vllm_model import ensure_converted, read_stamp
-from argassets.platform.judging.interface import ChatRequest, SamplingParams
+from argassets.platform.judging.interface import ChatRequest, SamplingParams, run_seed
 from argassets.platform.judging.study_asset import judging_asset
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.paths import SAMPLE_DATA_DIR
@@ -356,7 +356,8 @@ def test_vllm_serve_feeds_the_openai_judge(
     assert any(parse_score(c.text).is_valid for c in scores[0]), [c.text for c in scores[0]]
     assert all(c.text.lstrip().startswith("{") for c in scores[0]), [c.text for c in scores[0]]
     # The seed sent for each run is the one recorded.
-    assert [c.seed for c in labels[0]] == [SAMPLING.run_seed(run) for run in range(N_RUNS)]
+    first = study_a_requests[0].prompt_sha256
+    assert [c.seed for c in labels[0]] == [run_seed(SAMPLING.seed, first, run) for run in range(N_RUNS)]
 
 
 # --- the draws follow the engine's own label probabilities (docs/judgments.md, "Sampling knobs") ---

@@ -20,6 +20,24 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
+def request_seed(base_seed: int | None, prompt_sha256: str) -> int | None:
+    """A per-prompt seed derived from the base seed and the prompt hash (reproducible, < 2**31).
+
+    Every prompt gets its own: with one seed for all prompts, every prompt of a run would draw the
+    same random number and their labels would move together.
+    """
+    if base_seed is None:
+        return None
+    digest = hashlib.sha256(f"{base_seed}:{prompt_sha256}".encode()).hexdigest()
+    return int(digest[:8], 16) & 0x7FFFFFFF
+
+
+def run_seed(base_seed: int | None, prompt_sha256: str, run: int) -> int | None:
+    """The seed run ``run`` of a prompt is drawn with: :func:`request_seed` ``+ run``."""
+    seed = request_seed(base_seed, prompt_sha256)
+    return None if seed is None else seed + int(run)
+
+
 def _canonical_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
@@ -185,7 +203,7 @@ class SamplingParams:
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
     def run_seed(self, run: int) -> int | None:
-        """The seed of one run: ``seed + run`` when a base seed is set, else ``None``."""
+        """``seed + run`` when a base seed is set, else ``None``; a prompt is drawn with :func:`run_seed`."""
         return None if self.seed is None else int(self.seed) + int(run)
 
     def as_dict(self) -> dict[str, Any]:

@@ -17,10 +17,9 @@ import dagster as dg
 import pandas as pd
 
 from argassets.platform.judging.adaptive_rounds import AdaptiveOutcome, Send
-from argassets.platform.judging.engines.vllm_backend import run_seed
 from argassets.platform.judging.identity import cache_model_key, model_identity
 from argassets.platform.judging.incremental import MAX_ATTEMPTS, judge_incrementally
-from argassets.platform.judging.interface import CachedCompletion, ChatRequest, SamplingParams
+from argassets.platform.judging.interface import CachedCompletion, ChatRequest, SamplingParams, run_seed
 from argassets.platform.judging.label_probabilities import draw_label, label_distribution
 from argassets.platform.judging.prefill_meter import PrefillMeter, partition_prefill
 from argassets.platform.registry.model_entry import ModelEntry

@@ -13,7 +13,7 @@ from typing import Any
 
 from argassets.platform.judging.engines.llama_cpp_batch import ContextWindowExceeded, ParallelRuns
 from argassets.platform.judging.engines.openai_compat import choice_grammar
-from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
+from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, run_seed, utc_now
 from argassets.platform.judging.label_probabilities import choice_probabilities
 from argassets.platform.judging.prefill_floor import ReuseModel
 from argassets.platform.judging.prefill_meter import PrefillCounts
@@ -149,9 +149,9 @@ class LlamaCppJudge:
         self, requests: Sequence[ChatRequest], sampling: SamplingParams, runs: Sequence[int]
     ) -> list[list[Completion]]:
         decoder = self.parallel_runs(len(runs))
-        seeds = [sampling.run_seed(run) for run in runs]
         out = []
         for request in requests:
+            seeds = [run_seed(sampling.seed, request.prompt_sha256, run) for run in runs]
             requested_at = utc_now()
             started = time.perf_counter()
             top_logprobs = sampling.logprobs if request.choices else None

@@ -51,6 +51,8 @@ class LlamaCppEntry(ModelEntry):
             # The runs of a request are sampled as parallel sequences (llama_cpp_batch.py): same
             # seeds, other draws than the one-call-per-run decoding that came before.
             "engine": {"n_ctx": self.n_ctx, "decoding": "parallel-sequences"},
+            # Each prompt's runs are seeded from its hash: before, every prompt of a run had one seed.
+            "seeds": "per-prompt",
         }
 
     def build_judge(self, settings: JudgeSettings) -> Judge:

@@ -3,7 +3,7 @@
 The body is :meth:`OpenAIJudge.request_body` encoded by httpx's own JSON encoder, the one its client
 uses to post (``ensure_ascii=False``, no spaces), so a batch line's ``body`` is byte for byte what
 the live judge sends for the same request and run (tested against a local server). The seed is the
-live judge's: ``sampling.run_seed(run)``.
+live judge's: ``run_seed(sampling.seed, request.prompt_sha256, run)``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import httpx
 
 from argassets.platform.judging.engines.openai_compat import OpenAIJudge
-from argassets.platform.judging.interface import ChatRequest, SamplingParams
+from argassets.platform.judging.interface import ChatRequest, SamplingParams, run_seed
 
 __all__ = ["OpenAIBatchFormat"]
 
@@ -28,4 +28,4 @@ class OpenAIBatchFormat:
         return httpx.Request("POST", self.judge.url, json=self.judge.request_body(request, sampling, run)).content
 
     def seed(self, request: ChatRequest, sampling: SamplingParams, run: int) -> int | None:
-        return sampling.run_seed(run)
+        return run_seed(sampling.seed, request.prompt_sha256, run)

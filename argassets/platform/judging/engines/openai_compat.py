@@ -13,7 +13,14 @@ from typing import Any, Literal
 
 import httpx
 
-from argassets.platform.judging.interface import ChatRequest, Completion, PartialBatchError, SamplingParams, utc_now
+from argassets.platform.judging.interface import (
+    ChatRequest,
+    Completion,
+    PartialBatchError,
+    SamplingParams,
+    run_seed,
+    utc_now,
+)
 from argassets.platform.judging.label_probabilities import TokenCandidates, choice_probabilities
 from argassets.platform.secrets import redact, split_credentials
 
@@ -198,7 +205,7 @@ class OpenAIJudge:
         if sampling.logprobs is not None:
             body["logprobs"] = True
             body["top_logprobs"] = int(sampling.logprobs)
-        seed = sampling.run_seed(run)
+        seed = run_seed(sampling.seed, request.prompt_sha256, run)
         if seed is not None:
             body["seed"] = seed
         mode = self.structured_output

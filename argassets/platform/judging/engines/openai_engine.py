@@ -60,6 +60,8 @@ class OpenAIEntry(ModelEntry):
             # Before the knobs were sent, the server's defaults may have truncated the draws: those
             # stay under the old identity, reused only by an entry that declares server defaults.
             fields["sampling_knobs"] = "stated"
+        # Each prompt's runs are seeded from its hash: before, every prompt of a run had one seed.
+        fields["seeds"] = "per-prompt"
         return fields
 
     def build_judge(self, settings: JudgeSettings) -> Judge:

@@ -7,7 +7,6 @@ plain Python in :func:`engine_kwargs` and :func:`sampling_kwargs`, so it is test
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 from argassets.platform.judging.engines.vllm_metrics import offline_prefill_counts
 from argassets.platform.judging.engines.vllm_model import ensure_converted
-from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
+from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, run_seed, utc_now
 from argassets.platform.judging.label_probabilities import TokenCandidates, choice_probabilities
 from argassets.platform.judging.prefill_floor import ReuseModel
 from argassets.platform.judging.prefill_meter import PrefillCounts
@@ -23,9 +22,7 @@ from argassets.platform.judging.prefill_meter import PrefillCounts
 __all__ = [
     "VLLMJudge",
     "engine_kwargs",
-    "request_seed",
     "run_groups",
-    "run_seed",
     "sample_label_probs",
     "sampling_kwargs",
     "serve_args",
@@ -104,14 +101,6 @@ def serve_args(engine: dict[str, Any], served_model_name: str, positional_model:
     return args
 
 
-def request_seed(base_seed: int | None, prompt_sha256: str) -> int | None:
-    """A per-prompt seed derived from the base seed and the prompt hash (reproducible, < 2**31)."""
-    if base_seed is None:
-        return None
-    digest = hashlib.sha256(f"{base_seed}:{prompt_sha256}".encode()).hexdigest()
-    return int(digest[:8], 16) & 0x7FFFFFFF
-
-
 def run_groups(runs: Sequence[int]) -> list[list[int]]:
     """``runs`` cut into stretches of consecutive run numbers (``[0, 1, 2]``, ``[0, 2]`` -> ``[[0], [2]]``)."""
     groups: list[list[int]] = []
@@ -121,12 +110,6 @@ def run_groups(runs: Sequence[int]) -> list[list[int]]:
         else:
             groups.append([int(run)])
     return groups
-
-
-def run_seed(base_seed: int | None, prompt_sha256: str, run: int) -> int | None:
-    """The seed run ``run`` of a prompt is drawn with: :func:`request_seed` ``+ run``."""
-    seed = request_seed(base_seed, prompt_sha256)
-    return None if seed is None else seed + int(run)
 
 
 def sampling_kwargs(

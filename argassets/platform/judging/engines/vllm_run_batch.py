@@ -17,10 +17,10 @@ import httpx
 
 from argassets.platform.judging.batch_files import BatchScope, parse_result_line, request_line
 from argassets.platform.judging.engines.openai_compat import OpenAIJudge
-from argassets.platform.judging.engines.vllm_backend import run_seed, serve_args
+from argassets.platform.judging.engines.vllm_backend import serve_args
 from argassets.platform.judging.engines.vllm_engine import VLLM_DEFAULT_BLOCK
 from argassets.platform.judging.engines.vllm_model import ensure_converted
-from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
+from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, run_seed, utc_now
 from argassets.platform.judging.prefill_floor import ReuseModel
 
 __all__ = ["VLLMBatchFormat", "VLLMRunBatchJudge", "run_batch_command"]
