@@ -139,7 +139,10 @@ class _AnswerA:
 
         self.sent += len(requests) * len(runs)
         now = utc_now()
-        return [[Completion("A", run, sampling.run_seed(run), 0.1, now, now) for run in runs] for _ in requests]
+        return [
+            [Completion("A", run, run_seed(sampling.seed, r.prompt_sha256, run), 0.1, now, now) for run in runs]
+            for r in requests
+        ]
 
     def close(self) -> None:
         """Nothing held."""

@@ -17,7 +17,7 @@ from argassets.argument_quality.scope import ArgumentQualityScope
 from argassets.argument_quality.study import STUDY as ARGUMENT_QUALITY
 from argassets.platform.judging.identity import cache_model_key, identity_key, model_identity
 from argassets.platform.judging.incremental import judge_incrementally
-from argassets.platform.judging.interface import ChatRequest, Judge, JudgeSettings, SamplingParams
+from argassets.platform.judging.interface import ChatRequest, Judge, JudgeSettings, SamplingParams, run_seed
 from argassets.platform.judging.prompt_tokens import APPROXIMATION, approx_tokens, prompt_token_counts
 from argassets.platform.judging.study_asset import judging_asset, study_workload
 from argassets.platform.operations.estimate import estimate_partition, missing_completions
@@ -178,4 +178,4 @@ def test_requests_of_other_studies_get_the_first_choice_when_the_answer_is_not_a
     judge = ToyJudge("B")
     request = ChatRequest(key="k", system="s", user="u", choices=("yes", "no"))
     [[completion]] = judge.complete([request], SamplingParams(1.0, seed=3), [0])
-    assert completion.text == "yes" and completion.seed == 3
+    assert completion.text == "yes" and completion.seed == run_seed(3, request.prompt_sha256, 0)

@@ -19,6 +19,7 @@ from argassets.platform.judging.interface import (
     Judge,
     PartialBatchError,
     SamplingParams,
+    run_seed,
     utc_now,
 )
 from argassets.platform.pairwise.labels import LABELS
@@ -43,8 +44,13 @@ class CountingJudge:
         self.calls.append(([r.key for r in requests], list(runs)))
         now = utc_now()
         answers = [
-            [Completion(("A", "B", "Tie")[min(run, 2)], run, sampling.run_seed(run), 0.01, now, now) for run in runs]
-            for _ in requests
+            [
+                Completion(
+                    ("A", "B", "Tie")[min(run, 2)], run, run_seed(sampling.seed, r.prompt_sha256, run), 0.01, now, now
+                )
+                for run in runs
+            ]
+            for r in requests
         ]
         if self.fail_on_call is not None and len(self.calls) == self.fail_on_call:
             if self.partial:
@@ -70,7 +76,8 @@ def test_protocol_and_keys():
     a = ChatRequest("x", "s", "u")
     assert a.prompt_sha256 == ChatRequest("other key", "s", "u", choices=("A",), context={"t": 1}).prompt_sha256
     assert a.prompt_sha256 != ChatRequest("x", "s", "u ").prompt_sha256
-    assert sampling.run_seed(2) == 5 and SamplingParams(1.0).run_seed(2) is None
+    assert run_seed(3, a.prompt_sha256, 2) == run_seed(3, a.prompt_sha256, 0) + 2 and run_seed(None, "x", 2) is None
+    assert run_seed(3, a.prompt_sha256, 0) != run_seed(3, ChatRequest("y", "s", "v").prompt_sha256, 0)
 
 
 def test_sends_only_what_is_missing(tmp_path: Path):

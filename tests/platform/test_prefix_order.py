@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from argassets.platform.judging.incremental import JudgingPolicy, judge_incrementally
-from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, utc_now
+from argassets.platform.judging.interface import ChatRequest, Completion, SamplingParams, run_seed, utc_now
 from argassets.platform.judging.prefix_order import distinct_in_prefix_order, prefix_key, prefix_order
 from argassets.platform.pairwise.labels import LABELS
 from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
@@ -29,7 +29,10 @@ class RecordingJudge:
             self.batches.append(list(requests))
         now = utc_now()
         return [
-            [Completion(f"{r.user}#{run}", run, sampling.run_seed(run), 0.0, now, now) for run in runs]
+            [
+                Completion(f"{r.user}#{run}", run, run_seed(sampling.seed, r.prompt_sha256, run), 0.0, now, now)
+                for run in runs
+            ]
             for r in requests
         ]
 

@@ -18,6 +18,7 @@ from argassets.platform.judging.interface import (
     JudgeSettings,
     PromptTokenizer,
     SamplingParams,
+    run_seed,
     utc_now,
 )
 from argassets.platform.registry.model_entry import ModelEntry, judge_engine
@@ -37,7 +38,12 @@ class ToyJudge:
         self.batches.append(len(requests))
         now = utc_now()
         return [
-            [Completion(self._label(request), run, sampling.run_seed(run), 0.0, now, now) for run in runs]
+            [
+                Completion(
+                    self._label(request), run, run_seed(sampling.seed, request.prompt_sha256, run), 0.0, now, now
+                )
+                for run in runs
+            ]
             for request in requests
         ]
 

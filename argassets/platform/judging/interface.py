@@ -141,8 +141,8 @@ FULL_DISTRIBUTION_KNOBS: dict[str, float | int] = {
 class SamplingParams:
     """Decoding parameters shared by every request of one judging call.
 
-    ``seed`` is the base seed; backends that draw several runs derive one seed per run from it
-    (see :meth:`run_seed`) and report it in :attr:`Completion.seed`. Every backend sends every
+    ``seed`` is the base seed; backends draw run ``r`` of a prompt with :func:`run_seed` (a seed
+    per prompt and run) and report it in :attr:`Completion.seed`. Every backend sends every
     knob, so no engine default (vLLM's generation config, llama.cpp's ``top_k`` 40 and ``min_p``
     0.05) truncates the distribution; the defaults are the full distribution
     (:data:`FULL_DISTRIBUTION_KNOBS`). ``logprobs``: how many top log-probabilities per generated
@@ -201,10 +201,6 @@ class SamplingParams:
             }
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
-
-    def run_seed(self, run: int) -> int | None:
-        """``seed + run`` when a base seed is set, else ``None``; a prompt is drawn with :func:`run_seed`."""
-        return None if self.seed is None else int(self.seed) + int(run)
 
     def as_dict(self) -> dict[str, Any]:
         return {
