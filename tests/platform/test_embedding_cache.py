@@ -112,7 +112,9 @@ def test_a_killed_writer_leaves_whole_rows_and_the_cache_usable(tmp_path: Path) 
         time.sleep(0.2)
         if Path(path).exists():
             with sqlite3.connect(path, timeout=30) as db:
-                if db.execute("select count(*) from embeddings").fetchone()[0] > 50:
+                # The file exists a moment before the writer has made its table.
+                made = db.execute("select count(*) from sqlite_master where name = 'embeddings'").fetchone()[0]
+                if made and db.execute("select count(*) from embeddings").fetchone()[0] > 50:
                     break
     assert writer.pid is not None
     os.kill(writer.pid, signal.SIGKILL)
