@@ -27,7 +27,8 @@ __all__ = ["VLLMBatchFormat", "VLLMRunBatchJudge", "run_batch_command"]
 
 
 class VLLMBatchFormat:
-    """Batch lines for ``vllm run-batch``: the ``openai`` judge's bodies with the ``vllm`` judge's seeds."""
+    """Batch lines for ``vllm run-batch``: the ``openai`` judge's bodies, seeded per prompt and run as
+    the ``vllm`` judge seeds them (:func:`run_seed`, shared by every engine)."""
 
     backend = "vllm_batch"
 
@@ -36,12 +37,7 @@ class VLLMBatchFormat:
         self._bodies = OpenAIJudge(served_model_name, "http://127.0.0.1:9/v1", structured_output="guided_choice")
 
     def body(self, request: ChatRequest, sampling: SamplingParams, run: int) -> bytes:
-        body = self._bodies.request_body(request, sampling, run)
-        seed = self.seed(request, sampling, run)
-        body.pop("seed", None)
-        if seed is not None:
-            body["seed"] = seed
-        return httpx.Request("POST", self._bodies.url, json=body).content
+        return httpx.Request("POST", self._bodies.url, json=self._bodies.request_body(request, sampling, run)).content
 
     def seed(self, request: ChatRequest, sampling: SamplingParams, run: int) -> int | None:
         return run_seed(sampling.seed, request.prompt_sha256, run)
