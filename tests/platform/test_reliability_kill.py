@@ -31,7 +31,7 @@ import duckdb
 import pytest
 from dagster._serdes import serialize_value
 
-from argassets.platform.judging.interface import messages_sha256
+from argassets.platform.judging.interface import messages_sha256, request_seed
 from tests.cli_home import cli_environment
 from tests.platform.test_deploy_fleet import FakeFleet
 
@@ -78,7 +78,11 @@ def _request_keys(fleet: FakeFleet) -> list[tuple[str, int]]:
     keys = []
     for body in bodies:
         system, user = (m["content"] for m in body["messages"])
-        keys.append((messages_sha256(system, user), int(body["seed"]) - SEED))
+        prompt_sha256 = messages_sha256(system, user)
+        first_run_seed = request_seed(SEED, prompt_sha256)
+        assert first_run_seed is not None
+        # The judge draws run r of a prompt with the prompt's own seed + r.
+        keys.append((prompt_sha256, int(body["seed"]) - first_run_seed))
     return keys
 
 
