@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from types import SimpleNamespace
 
+import dagster as dg
 import duckdb
 import pandas as pd
 import pytest
@@ -22,7 +23,12 @@ from dagster._core.storage.db_io_manager import TableSlice
 import argassets.platform.paths as paths
 from argassets.cli import common
 from argassets.platform.paths import DUCKDB_ENV_VAR
-from argassets.platform.resources.storage import TransactionalDuckDbClient, read_stored_table, wal_of
+from argassets.platform.resources.storage import (
+    TransactionalDuckDbClient,
+    duckdb_io_manager,
+    read_stored_table,
+    wal_of,
+)
 from argassets.platform.storage.reader_file import open_store, store_path
 from argassets.platform.storage.table_store import TABLES_ENV_VAR, ParquetTableStore
 from argassets.platform.storage.warehouse import ReadOnlyConnection, connect, published_dir
@@ -225,3 +231,28 @@ def test_an_older_warehouse_is_moved_into_the_store_at_the_first_write(tmp_path:
         kinds = dict(reader.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall())
         assert kinds == {"scores": "VIEW", "votes": "VIEW"}
         assert reader.execute("SELECT * FROM scores").fetchall() == [("x", 0.5)]
+
+
+def test_a_whole_table_first_written_with_an_empty_column_takes_values_later(tmp_path: Path) -> None:
+    # A report with nothing to report writes one row whose text columns are all None (DuckDB type
+    # NULL); its next run, with figures, must replace the table, column types included.
+    database = tmp_path / "argassets.duckdb"
+    rows = [{"model": None, "estimate": float("nan")}]
+
+    @dg.asset
+    def report() -> pd.DataFrame:
+        """One row per model."""
+        return pd.DataFrame(rows)
+
+    resources = {"io_manager": duckdb_io_manager(str(database))}
+    instance = dg.DagsterInstance.ephemeral()
+    assert dg.materialize([report], resources=resources, instance=instance).success
+    rows[:] = [{"model": "smollm2", "estimate": 0.25}, {"model": "random", "estimate": 0.0}]
+    assert dg.materialize([report], resources=resources, instance=instance).success
+    with duckdb.connect(str(store_path(database)), read_only=True) as store:
+        assert store.execute("SELECT * FROM main.report ORDER BY model").fetchall() == [
+            ("random", 0.0),
+            ("smollm2", 0.25),
+        ]
+    with connect(published_dir(database)) as reader:
+        assert reader.sql("SELECT model FROM report ORDER BY model").fetchall() == [("random",), ("smollm2",)]

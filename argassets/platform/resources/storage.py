@@ -80,8 +80,14 @@ class TransactionalDuckDbClient(DuckDbClient):
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
             [table_slice.schema, table_slice.table],
         ).fetchone()
-        if found and found[0]:
+        if not (found and found[0]):
+            return
+        if table_slice.partition_dimensions:
             DuckDbClient.delete_table_slice(context, table_slice, connection)
+        else:
+            # A whole table is replaced with its columns' types: kept, a column first written all
+            # NULL (a report with nothing to report) stayed type NULL and refused every later value.
+            connection.execute(f'DROP TABLE "{table_slice.schema}"."{table_slice.table}"')
 
     @staticmethod
     @contextmanager
