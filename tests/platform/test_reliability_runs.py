@@ -197,7 +197,14 @@ def test_a_command_waiting_for_a_pool_slot_stops_on_a_signal_within_15_s(
     _wait(waiting, 240, "the judging step waits for the gpu slot", log)
     # Nothing waits in silence: the terminal says what holds the step and how to unblock it.
     said = "waits for a slot of pool 'gpu' (limit 1, in use by run another- step another-step)"
-    _wait(lambda: said in log.read_text(), 30, "the command says what it waits for", log)
+    _wait(
+        lambda: any(
+            line.startswith("argassets: waiting: run ") and said in line for line in log.read_text().splitlines()
+        ),
+        30,
+        "the command says what it waits for",
+        log,
+    )
     time.sleep(1.0)
     signalled = time.monotonic()
     os.kill(process.pid, sig)

@@ -167,8 +167,20 @@ def signals_recorded() -> Iterator[list[int]]:
             signal.signal(sig, handler)
 
 
-def run_stoppably(execute: Callable[[], T], instance: dg.DagsterInstance, poll_s: float = 0.2) -> T:
+def say_on_terminal(line: str) -> None:
+    """Tell the terminal (``argassets: <line>``), at once."""
+    print(f"argassets: {line}", flush=True)  # noqa: T201
+
+
+def run_stoppably(
+    execute: Callable[[], T],
+    instance: dg.DagsterInstance,
+    poll_s: float = 0.2,
+    say: Callable[[str], None] = say_on_terminal,
+) -> T:
     """``execute()`` in a worker thread; on SIGTERM or SIGINT, fail this process's runs and raise :class:`Stopped`.
+
+    While it runs, what a run waits for (a pool slot, the run queue) is said through ``say``.
 
     The worker is a daemon thread: the caller exits the process after :class:`Stopped`, and the
     partition being written, if any, keeps its old rows or gets the new ones (writes are atomic).
@@ -185,7 +197,7 @@ def run_stoppably(execute: Callable[[], T], instance: dg.DagsterInstance, poll_s
             errors.append(exc)
 
     worker = threading.Thread(target=work, name="argassets-run", daemon=True)
-    waits = WaitReporter(instance, say=lambda line: print(f"argassets: {line}", flush=True), pid_tag=PID_TAG)  # noqa: T201
+    waits = WaitReporter(instance, say=say, pid_tag=PID_TAG)
     with signals_recorded() as received:
         worker.start()
         while worker.is_alive() and not received:
