@@ -3,6 +3,7 @@
 import dagster as dg
 
 from argassets.platform.operations.run_recovery import recover_at_load
+from argassets.platform.operations.slot_wait import sleep_between_slot_claims
 from argassets.platform.operations.study_definitions import study_definitions
 from argassets.platform.study import Studies
 from argassets.studies import code_location_studies
@@ -30,5 +31,7 @@ def build_definitions(studies: Studies) -> dg.Definitions:
 # Any process loading the code location (dagster asset materialize, dagster dev, a run worker) first
 # fails runs SIGKILLed earlier on this machine and frees their pool slots.
 recover_at_load()
+# ... and every process that runs steps waits for a pool slot asleep, not spinning a core.
+sleep_between_slot_claims()
 
 defs = build_definitions(code_location_studies())

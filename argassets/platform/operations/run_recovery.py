@@ -12,6 +12,7 @@ from typing import TypeVar
 
 import dagster as dg
 
+from argassets.platform.operations.slot_wait import sleep_between_slot_claims
 from argassets.platform.operations.waiting import WaitReporter
 
 PID_TAG = "argassets/pid"
@@ -185,6 +186,7 @@ def run_stoppably(
     The worker is a daemon thread: the caller exits the process after :class:`Stopped`, and the
     partition being written, if any, keeps its old rows or gets the new ones (writes are atomic).
     """
+    sleep_between_slot_claims()
     if threading.current_thread() is not threading.main_thread():
         return execute()
     values: list[T] = []
