@@ -1,20 +1,21 @@
 """A run whose step waits for a pool slot sleeps between claims (argassets/platform/operations/slot_wait.py).
 
-Counted, not timed: how often Dagster's plan loop asks for the next step while the only slot of
-the ``gpu`` pool is held for 2 s. Spinning, it asks hundreds of thousands of times; asleep between
-claims, once per claim.
+Counted, not timed: how often the executor's plan loop asks Dagster for the next steps while the
+only slot of the ``gpu`` pool is held for 2 s, in process (``argassets`` commands) and with the
+multiprocess executor (runs launched from the UI). Spinning, it asks hundreds of thousands of
+times; asleep between claims, about once per claim.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Sequence
+from typing import Any
 
 import dagster as dg
 import pytest
 from dagster._core.execution.plan.active import ActiveExecution
-from dagster._core.execution.plan.instance_concurrency_context import InstanceConcurrencyContext
 
 from argassets.platform.operations import slot_wait
 
@@ -25,50 +26,62 @@ def gpu_step() -> int:
     return 1
 
 
-@pytest.fixture()
-def dagster_loop_as_shipped(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """Dagster's own claim interval (undone at the end), and a count of the plan loop's turns."""
-    monkeypatch.setattr(
-        InstanceConcurrencyContext, "interval_to_next_pending_claim_check", slot_wait.DAGSTER_CLAIM_INTERVAL
-    )
+def gpu_job() -> dg.JobDefinition:
+    """The step as a job of the multiprocess executor (the UI's run workers' default)."""
+    job = dg.define_asset_job("gpu_job", executor_def=dg.multiprocess_executor)
+    return dg.Definitions(assets=[gpu_step], jobs=[job]).resolve_job_def("gpu_job")
+
+
+def _count_turns(monkeypatch: pytest.MonkeyPatch, *, fixed: bool) -> list[int]:
+    """Count the calls of Dagster's own step selection, with the fix applied or Dagster as shipped."""
     turns = [0]
-    original = ActiveExecution.get_next_step
+    dagster_own = slot_wait.DAGSTER_GET_STEPS
 
-    def counted(self: ActiveExecution):  # type: ignore[no-untyped-def]
+    def counted(self: ActiveExecution, limit: int | None = None) -> Sequence[Any]:
         turns[0] += 1
-        return original(self)
+        return dagster_own(self, limit)
 
-    monkeypatch.setattr(ActiveExecution, "get_next_step", counted)
-    yield turns
+    monkeypatch.setattr(ActiveExecution, "get_steps_to_execute", counted)  # undone after the test
+    if fixed:
+        monkeypatch.setattr(slot_wait, "DAGSTER_GET_STEPS", counted)
+        slot_wait.sleep_between_slot_claims()
+    return turns
 
 
-def _turns_while_the_slot_is_held(instance: dg.DagsterInstance, turns: list[int]) -> int:
+def _run_while_the_slot_is_held(instance: dg.DagsterInstance, multiprocess: bool) -> None:
     storage = instance.event_log_storage
     storage.set_concurrency_slots("gpu", 1)
     storage.claim_concurrency_slot("gpu", "another-run", "another-step")
     threading.Timer(2.0, storage.free_concurrency_slots_for_run, ["another-run"]).start()
-    turns[0] = 0
     started = time.monotonic()
-    assert dg.materialize([gpu_step], instance=instance).success
+    if multiprocess:
+        with dg.execute_job(dg.reconstructable(gpu_job), instance=instance) as result:
+            assert result.success
+    else:
+        assert dg.materialize([gpu_step], instance=instance).success
     assert time.monotonic() - started >= 2.0  # it did wait for the slot
-    return turns[0]
 
 
+@pytest.mark.parametrize("multiprocess", [False, True], ids=["in-process", "multiprocess"])
 def test_a_step_waiting_for_a_slot_sleeps_between_claims(
-    dagster_instance: dg.DagsterInstance, dagster_loop_as_shipped: list[int]
+    dagster_instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch, multiprocess: bool
 ) -> None:
-    slot_wait.sleep_between_slot_claims()
-    assert _turns_while_the_slot_is_held(dagster_instance, dagster_loop_as_shipped) < 100  # 4 here
+    turns = _count_turns(monkeypatch, fixed=True)
+    _run_while_the_slot_is_held(dagster_instance, multiprocess)
+    assert turns[0] < 1_000, turns  # 4 in process, 67 with the multiprocess executor here
 
 
+@pytest.mark.parametrize("multiprocess", [False, True], ids=["in-process", "multiprocess"])
 def test_the_control_dagster_as_shipped_spins(
-    dagster_instance: dg.DagsterInstance, dagster_loop_as_shipped: list[int]
+    dagster_instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch, multiprocess: bool
 ) -> None:
     # If this fails, Dagster sleeps between claims itself and slot_wait.py can go.
-    assert _turns_while_the_slot_is_held(dagster_instance, dagster_loop_as_shipped) > 10_000  # 765,878 in 3 s here
+    turns = _count_turns(monkeypatch, fixed=False)
+    _run_while_the_slot_is_held(dagster_instance, multiprocess)
+    assert turns[0] > 10_000, turns  # 494,947 and 402,783 here
 
 
 def test_the_code_location_applies_it() -> None:
     import argassets.definitions  # noqa: F401  (loading the code location applies it)
 
-    assert InstanceConcurrencyContext.interval_to_next_pending_claim_check is slot_wait.seconds_to_next_claim
+    assert ActiveExecution.get_steps_to_execute.__module__ == slot_wait.__name__
