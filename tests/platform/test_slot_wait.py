@@ -1,7 +1,7 @@
 """A run whose step waits for a pool slot sleeps between claims (argassets/platform/operations/slot_wait.py).
 
 Counted, not timed: how often the executor's plan loop asks Dagster for the next steps while the
-only slot of the ``gpu`` pool is held for 2 s, in process (``argassets`` commands) and with the
+only slot of the ``gpu`` pool is held for 1 s, in process (``argassets`` commands) and with the
 multiprocess executor (runs launched from the UI). Spinning, it asks hundreds of thousands of
 times; asleep between claims, about once per claim.
 """
@@ -52,14 +52,14 @@ def _run_while_the_slot_is_held(instance: dg.DagsterInstance, multiprocess: bool
     storage = instance.event_log_storage
     storage.set_concurrency_slots("gpu", 1)
     storage.claim_concurrency_slot("gpu", "another-run", "another-step")
-    threading.Timer(2.0, storage.free_concurrency_slots_for_run, ["another-run"]).start()
+    threading.Timer(1.0, storage.free_concurrency_slots_for_run, ["another-run"]).start()
     started = time.monotonic()
     if multiprocess:
         with dg.execute_job(dg.reconstructable(gpu_job), instance=instance) as result:
             assert result.success
     else:
         assert dg.materialize([gpu_step], instance=instance).success
-    assert time.monotonic() - started >= 2.0  # it did wait for the slot
+    assert time.monotonic() - started >= 1.0  # it did wait for the slot
 
 
 @pytest.mark.parametrize("multiprocess", [False, True], ids=["in-process", "multiprocess"])
