@@ -69,10 +69,10 @@ def test_a_step_waiting_for_a_slot_sleeps_between_claims_where_dagster_spins(
     # The control first: Dagster as shipped spins (if not, it sleeps by itself and slot_wait.py can go).
     shipped = _count_turns(monkeypatch, fixed=False)
     _run_while_the_slot_is_held(dagster_instance, multiprocess)
-    assert shipped[0] > 10_000, shipped  # 494,947 and 402,783 in 2 s here
+    assert shipped[0] > 10_000, shipped  # 215,574 in process and 162,494 multiprocess here
     fixed = _count_turns(monkeypatch, fixed=True)
     _run_while_the_slot_is_held(dagster_instance, multiprocess)
-    assert fixed[0] < 1_000, fixed  # 4 in process, 67 with the multiprocess executor here
+    assert fixed[0] < 1_000, fixed  # 2 and 73 here (the multiprocess ones while the step runs)
 
 
 def test_the_code_location_applies_it() -> None:

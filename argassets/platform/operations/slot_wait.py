@@ -28,9 +28,7 @@ MAX_SLEEP_S = 1.0
 def seconds_to_next_claim(context: InstanceConcurrencyContext) -> float:
     """Seconds until the earliest pending claim of ``context`` is retried (0 when one is due or none waits)."""
     timeouts = context._pending_timeouts  # private in Dagster: when each waiting step's claim is retried
-    if not context.has_pending_claims() or not timeouts:
-        return 0.0
-    return max(0.0, min(timeouts.values()) - time.time())
+    return max(0.0, min(timeouts.values()) - time.time()) if timeouts else 0.0
 
 
 def _steps_or_sleep(self: ActiveExecution, limit: int | None = None) -> Sequence[ExecutionStep]:
