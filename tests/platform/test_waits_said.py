@@ -39,15 +39,27 @@ def test_a_run_waiting_for_a_pool_slot_says_what_holds_it_and_goes_on_once_freed
     storage = dagster_instance.event_log_storage
     storage.set_concurrency_slots("gpu", 1)
     holder = started_run(dagster_instance, dead_pid(), tags={PID_TAG: "1"})  # holds the only slot
-    threading.Timer(8.0, storage.free_concurrency_slots_for_run, [holder.run_id]).start()
-    # What the terminal is told, collected directly: the run's thread under pytest's output capture
-    # failed once with "I/O operation on closed file" in a full fast loop.
+    # The holder lets go once the wait is said (at the latest after 60 s, so that a wait never said
+    # fails the assertions below instead of hanging). What the terminal is told is collected
+    # directly: the run's thread under pytest's output capture failed once with "I/O operation on
+    # closed file" in a full fast loop.
     told: list[str] = []
-    result = run_stoppably(
-        lambda: dg.materialize([gpu_step], instance=dagster_instance, tags={PID_TAG: str(os.getpid())}),
-        dagster_instance,
-        say=told.append,
-    )
+
+    def tell_and_free(line: str) -> None:
+        told.append(line)
+        if line.startswith("waiting: "):
+            storage.free_concurrency_slots_for_run(holder.run_id)
+
+    deadline = threading.Timer(60.0, storage.free_concurrency_slots_for_run, [holder.run_id])
+    deadline.start()
+    try:
+        result = run_stoppably(
+            lambda: dg.materialize([gpu_step], instance=dagster_instance, tags={PID_TAG: str(os.getpid())}),
+            dagster_instance,
+            say=tell_and_free,
+        )
+    finally:
+        deadline.cancel()
     assert result.success
     said = [line for line in told if line.startswith("waiting: ")]
     expected = (
