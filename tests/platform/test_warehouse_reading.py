@@ -123,7 +123,7 @@ def test_a_table_read_outside_the_inputs_waits_for_another_process_holding_the_f
             f"c = duckdb.connect({str(store_path(database))!r})\n"
             "c.execute('CREATE TABLE held AS SELECT 42 AS x')\n"
             "print('holding', flush=True)\n"
-            "time.sleep(3)\n",
+            "time.sleep(1)\n",
         ],
         stdout=subprocess.PIPE,
         text=True,
