@@ -125,21 +125,20 @@ CALLS: list = []
 
 
 @pytest.fixture()
-def env(tmp_path: Path, upstream_db: Path):
+def env(tmp_path: Path, upstream_db: Path, dagster_instance: dg.DagsterInstance):
     database = tmp_path / "argassets.duckdb"
     copy_warehouse(upstream_db, database)
     import_path = tmp_path / "external.csv"
     registry = tmp_path / "models.toml"
     registry.write_text(REGISTRY.replace("{import_path}", str(import_path)))
-    with dg.instance_for_test() as instance:
-        add_partitions(instance, PARTITIONS)
-        yield {
-            "database": database,
-            "registry": registry,
-            "cache": tmp_path / "cache.sqlite",
-            "import_path": import_path,
-            "instance": instance,
-        }
+    add_partitions(dagster_instance, PARTITIONS)
+    return {
+        "database": database,
+        "registry": registry,
+        "cache": tmp_path / "cache.sqlite",
+        "import_path": import_path,
+        "instance": dagster_instance,
+    }
 
 
 def run(env, partition: str, judge: JudgeResource | None = None, check_config: dict | None = None, raise_on_error=True):
