@@ -14,6 +14,7 @@ from argassets.argument_quality.corpus import ensure_sample_corpus
 from argassets.platform.paths import resolve_data_dir
 
 pytest_plugins = [
+    "tests.process_costs",
     "tests.no_skips",
     "tests.services",
     "pytester",
