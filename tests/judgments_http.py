@@ -82,7 +82,8 @@ class ScriptedServer:
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # shutdown() waits for the serving loop to look again: every 0.05 s, not every 0.5 s.
+        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
 
     def __enter__(self) -> ScriptedServer:
         self._thread.start()

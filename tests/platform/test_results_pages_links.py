@@ -51,7 +51,7 @@ def test_the_server_serves_the_folder_configured_at_each_request(tmp_path: Path,
     old = _home(tmp_path / "old", monkeypatch, "A old")
     folder = [old]
     server = page_server("127.0.0.1", 0, lambda: folder[0])
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     try:
         base = f"http://127.0.0.1:{server.server_address[1]}/"
         assert urllib.request.urlopen(base + "aq_results.html", timeout=10).read() == b"A old"
