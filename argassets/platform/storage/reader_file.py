@@ -53,6 +53,9 @@ _WAIT_REPORT_S = 60.0
 #: Seconds a run waits before it says so: the platform's own runs hold the store for one write at
 #: a time, and run-default's parallel runs said "waiting (0 s so far)" 25 times for such waits.
 _FIRST_REPORT_S = 2.0
+#: The longest pause between two tries for the store: a run goes on within 0.5 s of the store
+#: being let go (with 2 s, each of run-default's waits behind another run's write lasted up to 2 s more).
+_RETRY_MAX_S = 0.5
 
 
 def store_path(warehouse: str | os.PathLike[str]) -> Path:
@@ -202,4 +205,4 @@ def open_store(
                     f"{Path(warehouse).name} or use argassets sql instead)"
                 )
             time.sleep(delay)
-            delay = min(delay * 2, 2.0)
+            delay = min(delay * 2, _RETRY_MAX_S)
