@@ -14,10 +14,15 @@
 - Dagster's migration scripts. Every new SQLite file of an instance (three a new home, one a run)
   reads alembic's ~90 revision files twice, to check and to stamp the schema (about 20 s of CPU in
   the fast loop). They are shipped with Dagster and never change, so each process reads them once.
+- Garbage collection. A worker holds about 350,000 objects once the tests are collected (modules,
+  the code location's definitions), and every full collection walked them all again (a third less
+  collection time on three Dagster-heavy files). They live as long as the worker, so they are
+  frozen out of the collector once collected.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sys
@@ -25,6 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 
@@ -59,3 +65,8 @@ def _scripts_read_once(cls: type[ScriptDirectory], config: Config) -> ScriptDire
 
 
 ScriptDirectory.from_config = classmethod(_scripts_read_once)  # type: ignore[method-assign,assignment]
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    gc.collect()
+    gc.freeze()
