@@ -44,7 +44,12 @@ def _temporary_files_in_memory() -> None:
         return
     if shutil.disk_usage(MEMORY_TMP.parent).free < MEMORY_TMP_ROOM:
         return
-    MEMORY_TMP.mkdir(exist_ok=True)
+    try:
+        MEMORY_TMP.mkdir(exist_ok=True)
+    except OSError:
+        return
+    if not os.access(MEMORY_TMP, os.W_OK | os.X_OK):  # another user's folder
+        return
     os.environ["TMPDIR"] = str(MEMORY_TMP)
     tempfile.tempdir = None  # computed again from $TMPDIR at its next use
 
