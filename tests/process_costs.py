@@ -3,13 +3,13 @@
 - Temporary files. The tests' instances, DuckDB files, caches and homes are written under
   ``$TMPDIR``; on this machine's disk every SQLite and DuckDB commit waits for its sync. Unless
   ``TMPDIR`` is set, the tests and the commands they start write them to ``/dev/shm/argassets-tests``
-  when that memory file system has room (the fast loop took 3 min 07 s there against 3 min 26 s
-  to 3 min 35 s on disk, same code, same machine). A process kill, which is what the tests
+  when that memory file system has room (the fast loop took 3 min 07 s there against 3 min 35 s
+  on disk, same code, same machine, one run after the other). A process kill, which is what the tests
   simulate, loses the same there as on disk. Only failed tests' folders are kept (pyproject.toml),
   so the memory holds no more than the run wrote.
 - Bytecode. An environment with ``PYTHONDONTWRITEBYTECODE`` (this machine's) made every test worker
   and every command a test starts compile the project again, and pytest rewrite every test module
-  again: about 5 s of CPU a process. The tests write ``__pycache__`` (ignored by git), and the
+  again: about 5 s of CPU a worker. The tests write ``__pycache__`` (ignored by git), and the
   workers and commands started after this module is loaded inherit that.
 - Dagster's migration scripts. Every new SQLite file of an instance (three a new home, one a run)
   reads alembic's ~90 revision files twice, to check and to stamp the schema (about 20 s of CPU in
