@@ -12,6 +12,7 @@ import pytest
 
 from argassets.argument_quality.corpus import ensure_sample_corpus
 from argassets.platform.paths import resolve_data_dir
+from tests import instances
 
 pytest_plugins = [
     "tests.process_costs",
@@ -46,13 +47,10 @@ def duckdb_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(scope="session")
-def empty_instance_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The storage of an empty Dagster instance, created once: its SQLite schemas take seconds to
-    create, a copy milliseconds. Copy it, never open it (:func:`dagster_instance` does)."""
-    folder = tmp_path_factory.mktemp("empty_instance")
-    with dg.instance_for_test(temp_dir=str(folder)):
-        pass
-    return folder
+def empty_instance_folder() -> Path:
+    """The storage of an empty Dagster instance (:func:`tests.instances.empty_instance_folder`).
+    Copy it, never open it (:func:`dagster_instance` does)."""
+    return instances.empty_instance_folder()
 
 
 @pytest.fixture()

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import dagster as dg
 import duckdb
 import pandas as pd
 import pytest
@@ -26,6 +25,7 @@ from asset_checks.argument_quality.judgments import judged_by_design
 from tests.argument_quality.test_aq_reports_assets import materialise_reports, read, resources
 from tests.argument_quality.test_aq_reports_assets import metadata as report_metadata
 from tests.argument_quality.test_judgments_asset import check_results, metadata, run
+from tests.instances import new_instance
 from tests.model_partitions import add_partitions
 
 OPTION = 'adaptive = { stop = "rank_stability", threshold = 0.9, max_share = 0.6, first_round = 0.2, round_size = 0.1 }'
@@ -80,7 +80,7 @@ def env(tmp_path: Path, upstream_db: Path):
     copy_warehouse(upstream_db, database)
     registry = tmp_path / "models.toml"
     registry.write_text(REGISTRY)
-    with dg.instance_for_test() as instance:
+    with new_instance() as instance:
         add_partitions(instance, ["adaptive-longer", "random"])
         yield {"database": database, "registry": registry, "cache": tmp_path / "cache.sqlite", "instance": instance}
 

@@ -38,6 +38,7 @@ from argassets.platform.resources.registry import ModelRegistryResource
 from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.platform.storage.reader_file import copy_warehouse
 from argassets.studies import code_location_studies
+from tests.instances import new_instance
 from tests.model_partitions import add_partitions
 
 #: The judging asset the platform builds from the study's declaration.
@@ -122,7 +123,7 @@ def sample_run(tmp_path_factory: pytest.TempPathFactory, upstream_db: Path):
     res = resources(database, registry, folder / "cache.sqlite", SAMPLE_DATA_DIR)
     mp = pytest.MonkeyPatch()
     mp.setenv("ARGASSETS_DUCKDB", str(database))
-    with dg.instance_for_test() as instance:
+    with new_instance() as instance:
         add_partitions(instance, [*ENTRIES, "never-run"])
         for name in ENTRIES:
             assert dg.materialize(

@@ -18,6 +18,7 @@ from argassets.platform.operations.automation import operations_layout
 from argassets.platform.operations.check_coverage import unevaluated_checks
 from argassets.platform.operations.run_recovery import HOST_TAG, PID_TAG
 from argassets.studies import code_location_studies, parse_registry
+from tests.instances import new_instance
 
 REG = parse_registry(
     {
@@ -122,7 +123,7 @@ def test_orphaned_cli_runs_are_marked_failed_and_live_ones_kept() -> None:
         return 1
 
     job = dg.Definitions(assets=[thing]).resolve_implicit_global_asset_job_def()
-    with dg.instance_for_test() as instance:
+    with new_instance() as instance:
         runs = {}
         for name, pid in (("dead", dead.pid), ("alive", __import__("os").getpid())):
             run = instance.create_run_for_job(job, tags={PID_TAG: str(pid), HOST_TAG: host})

@@ -15,7 +15,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import dagster as dg
 import pytest
 import yaml
 from dagster._config import process_config
@@ -28,6 +27,7 @@ from dagster_k8s import K8sRunLauncher
 
 from argassets.platform.operations.run_tags import run_tags_for_entry
 from argassets.studies import load_registry, parse_registry
+from tests.instances import new_instance
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -136,7 +136,7 @@ def _launch(launcher_config: dict[str, Any], tmp_path: Path, tags: dict[str, str
             container_image="registry.example.org/argassets:0.1.0",
         ),
     )
-    with dg.instance_for_test() as instance:
+    with new_instance() as instance:
         launcher.register_instance(instance)
         run = instance.add_run(
             DagsterRun(job_name="__ASSET_JOB", run_id=str(uuid.uuid4()), tags=tags, job_code_origin=origin)

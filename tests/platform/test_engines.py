@@ -38,6 +38,7 @@ from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.platform.storage.judgment_cache.sqlite import JudgmentCache
 from argassets.platform.storage.reader_file import copy_warehouse
 from argassets.studies import code_location_studies, parse_registry
+from tests.instances import new_instance
 from tests.model_partitions import add_partitions
 from tests.platform.toy_engine import ToyEntry, ToyJudge
 from tests.sample_fixtures import UPSTREAM
@@ -54,7 +55,7 @@ def _toy_registry(extra: str = "") -> str:
 
 def _materialize(tmp_path: Path, database: Path, registry: str) -> dict[str, Any]:
     (tmp_path / "models.toml").write_text(registry, encoding="utf-8")
-    with dg.instance_for_test() as instance:
+    with new_instance() as instance:
         add_partitions(instance, ["toy-judge"])
         result = dg.materialize(
             [AQ_JUDGMENTS, *UPSTREAM],

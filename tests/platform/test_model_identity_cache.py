@@ -43,6 +43,7 @@ from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.platform.storage.reader_file import copy_warehouse
 from argassets.platform.study import ImportKeys
 from argassets.studies import code_location_studies, load_registry, parse_registry
+from tests.instances import new_instance
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 
@@ -121,7 +122,7 @@ class ScriptedJudgeResource(JudgeResource):
 
 def _materialize(tmp_path: Path, database: Path, registry: str, judge: JudgeResource | None = None) -> dict:
     (tmp_path / "models.toml").write_text(registry, encoding="utf-8")
-    with dg.instance_for_test() as instance:
+    with new_instance() as instance:
         add_partitions(instance, ["m"])
         result = dg.materialize(
             [AQ_JUDGMENTS, *UPSTREAM],

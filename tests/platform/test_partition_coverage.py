@@ -28,6 +28,7 @@ from argassets.platform.storage.reader_file import copy_warehouse, store_path
 from argassets.political.assets.ensembles import political_model_stats
 from argassets.political.model_stats import PREDICTION_STATS_COLUMNS
 from argassets.studies import code_location_studies
+from tests.instances import new_instance
 from tests.model_partitions import add_partitions
 from tests.sample_fixtures import UPSTREAM
 
@@ -84,7 +85,7 @@ def test_majority_votes_fail_naming_a_materialised_partition_whose_rows_are_gone
     copy_warehouse(upstream_db, database)
     (tmp_path / "models.toml").write_text(REGISTRY, encoding="utf-8")
     resources = _resources(tmp_path, database)
-    with dg.instance_for_test() as instance:
+    with new_instance() as instance:
         add_partitions(instance, list(MODELS))
         for name in MODELS:
             assert dg.materialize(
@@ -148,7 +149,7 @@ def stand_in_predictions(context: dg.AssetExecutionContext) -> dg.Output[pd.Data
 def test_political_model_stats_fail_naming_a_partition_not_read_as_recorded(tmp_path: Path, damage: str) -> None:
     database = tmp_path / "argassets.duckdb"
     resources = {"io_manager": duckdb_io_manager(str(database))}
-    with dg.instance_for_test() as instance:
+    with new_instance() as instance:
         add_partitions(instance, list(MODELS))
         for name in MODELS:
             assert dg.materialize(

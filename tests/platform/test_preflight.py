@@ -26,6 +26,7 @@ from argassets.platform.registry.entries import DEFAULT_REGISTRY_PATH
 from argassets.platform.registry.model_entry import ModelEntry, model_entry
 from argassets.studies import load_registry
 from tests.cli_home import cli_environment
+from tests.instances import new_instance
 from tests.platform.test_run_tag_policy import COORDINATOR, submitted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -202,7 +203,7 @@ def test_the_slurm_launcher_submits_nothing_for_an_entry_no_node_can_run(
     monkeypatch.setattr(machine_module, "slurm_machine", lambda: cluster)
     monkeypatch.setattr(jobs, "submit", lambda *_a, **_k: pytest.fail("sbatch was called"))
     monkeypatch.setenv("ARGASSETS_SLURM_WORK_DIR", str(tmp_path))
-    with dg.instance_for_test() as instance:
+    with new_instance() as instance:
         launcher = SlurmRunLauncher(work_dir=str(tmp_path))
         launcher.register_instance(instance)
         run = instance.add_run(

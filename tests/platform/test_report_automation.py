@@ -14,6 +14,7 @@ import dagster as dg
 import pytest
 
 from argassets.platform.operations.automation import all_partitions_condition
+from tests.instances import new_instance
 
 K = dg.AssetKey
 MODELS = dg.DynamicPartitionsDefinition(name="toy_models")
@@ -67,7 +68,7 @@ class Automation:
 
 @pytest.fixture()
 def instance() -> Iterator[dg.DagsterInstance]:
-    with dg.instance_for_test() as instance:
+    with new_instance() as instance:
         instance.add_dynamic_partitions("toy_models", ["m1"])
         yield instance
 

@@ -34,6 +34,7 @@ from argassets.platform.resources.storage import duckdb_io_manager
 from argassets.platform.study import Studies
 from argassets.studies import BUILT_IN, EXTRA_STUDIES_ENV_VAR, code_location_studies, parse_registry
 from tests.cli_home import ROOT, cli_environment
+from tests.instances import new_instance
 from tests.model_partitions import add_partitions
 from tests.platform.third_study import assets, checks
 from tests.platform.third_study.corpus import EXPERTS_PREFER_LONGER, TOPICS, synthetic_pairs, synthetic_texts
@@ -88,7 +89,7 @@ def materialised(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataF
         *dg.load_assets_from_modules(list(STUDY.asset_modules())),
         *dg.load_asset_checks_from_modules(list(STUDY.check_modules())),
     ]
-    with dg.instance_for_test() as instance:
+    with new_instance() as instance:
         used = resources(folder)
         add_partitions(
             instance, [e.name for e in load_registry(folder / "models.toml", studies=STUDIES).models], STUDIES
@@ -186,7 +187,7 @@ def test_the_code_location_assembled_with_the_study_runs_its_job(
     defs = build_definitions(code_location_studies())
     job = defs.resolve_job_def("persuasion_judgments_job")
     assert [key.to_user_string() for key in job.asset_layer.selected_asset_keys] == ["persuasion_judgments"]
-    with dg.instance_for_test() as instance:
+    with new_instance() as instance:
         add_partitions(instance, ["longer"], STUDIES)
         corpus = defs.resolve_implicit_global_asset_job_def().execute_in_process(
             asset_selection=[dg.AssetKey(name) for name in CORPUS], instance=instance
@@ -310,7 +311,7 @@ def test_the_failed_check_blocks_the_judgments(tmp_path: Path) -> None:
     def cut_pairs(persuasion_texts: pd.DataFrame) -> pd.DataFrame:
         return cut_topic_two(synthetic_pairs(persuasion_texts))
 
-    with dg.instance_for_test() as instance:
+    with new_instance() as instance:
         add_partitions(instance, ["longer"], STUDIES)
         result = dg.materialize(
             [assets.persuasion_texts, cut_pairs, checks.persuasion_pairs_connected, judging_asset(STUDY)],
