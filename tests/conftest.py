@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,10 +53,9 @@ def empty_instance_folder() -> Path:
 
 
 @pytest.fixture()
-def dagster_instance(empty_instance_folder: Path, tmp_path: Path) -> Iterator[dg.DagsterInstance]:
-    """A new instance for this test alone: ``instance_for_test`` on a copy of the empty one."""
-    folder = shutil.copytree(empty_instance_folder, tmp_path / "dagster_home")
-    with dg.instance_for_test(temp_dir=str(folder)) as instance:
+def dagster_instance() -> Iterator[dg.DagsterInstance]:
+    """A new instance for this test alone (:func:`tests.instances.new_instance`)."""
+    with instances.new_instance() as instance:
         yield instance
 
 
